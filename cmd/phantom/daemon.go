@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/terminald"
+)
+
+// runners are the daemons this binary can be.
+var runners = map[string]func(ctx context.Context, addr string, l paths.Layout, log *slog.Logger) error{
+	"terminald": terminald.Run,
+}
+
+func daemonCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:    "daemon NAME",
+		Short:  "Run one daemon in the foreground (phantom up does this for you)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			run, ok := runners[args[0]]
+			if !ok {
+				return fmt.Errorf("unknown daemon %q", args[0])
+			}
+			l, err := paths.Default()
+			if err != nil {
+				return err
+			}
+			if listen == "" {
+				listen = daemonAddr(l, args[0])
+			}
+			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			// A daemon must outlive the terminal that started it.
+			signal.Ignore(syscall.SIGHUP)
+			return run(ctx, listen, l, logger)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "listen address: unix:///path or tcp://host:port (default: the runtime directory's socket)")
+	return cmd
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/paths"
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+)
+
+// callTimeout bounds one CLI call to a daemon.
+const callTimeout = 10 * time.Second
+
+// daemonAddr is where the named daemon listens: PHANTOM_<NAME>_ADDR if set
+// (the compose stack uses tcp://), else its socket in the runtime directory.
+func daemonAddr(l paths.Layout, name string) string {
+	if v := os.Getenv("PHANTOM_" + strings.ToUpper(name) + "_ADDR"); v != "" {
+		return v
+	}
+	return l.DaemonAddr(name)
+}
+
+// dialTerminald connects to terminald.
+func dialTerminald() (terminalv1.TerminalServiceClient, func(), error) {
+	l, err := paths.Default()
+	if err != nil {
+		return nil, nil, err
+	}
+	cc, err := dialDaemon(l, "terminald")
+	if err != nil {
+		return nil, nil, err
+	}
+	return terminalv1.NewTerminalServiceClient(cc), func() { cc.Close() }, nil
+}
+
+// dialDaemon connects to a daemon after checking it answers, so that "not
+// running" is reported plainly instead of as a transport error.
+func dialDaemon(l paths.Layout, name string) (*grpc.ClientConn, error) {
+	addr := daemonAddr(l, name)
+	cc, err := daemon.Dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := health(cc, 2*time.Second); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("%s is not running at %s (start it with `phantom up`): %v", name, addr, err)
+	}
+	return cc, nil
+}
+
+// health asks a daemon's grpc.health.v1 service for its overall status.
+func health(cc *grpc.ClientConn, timeout time.Duration) (healthpb.HealthCheckResponse_ServingStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN, err
+	}
+	return resp.GetStatus(), nil
+}
+
+func callCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), callTimeout)
+}
+
+// rpcError turns a gRPC status into a plain message for the terminal.
+func rpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if st, ok := status.FromError(err); ok {
+		return fmt.Errorf("%s (%s)", st.Message(), strings.ToLower(st.Code().String()))
+	}
+	return err
+}

@@ -1,0 +1,14 @@
+package paths
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+func ownerOf(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

@@ -1,0 +1,64 @@
+package terminald
+
+import (
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/workspace"
+)
+
+// Converters between the workspace's types and the wire types.
+
+func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
+	out := &terminalv1.Terminal{
+		Id:          t.ID,
+		Title:       t.Title,
+		Name:        t.Name,
+		Directory:   t.Directory,
+		Idle:        t.Idle,
+		GroupId:     t.GroupID,
+		WindowId:    t.WindowID,
+		Focused:     t.Focused,
+		Worktree:    t.Worktree,
+		AgentState:  terminalv1.AgentState(t.AgentState),
+		AgentClient: t.AgentClient,
+		Color:       t.Color,
+		Icon:        t.Icon,
+		Exited:      t.Exited,
+		ExitCode:    int32(t.ExitCode),
+		Cols:        int32(t.Cols),
+		Rows:        int32(t.Rows),
+	}
+	if t.ForegroundPID > 0 {
+		out.ForegroundProcess = &terminalv1.Process{Name: t.ForegroundName, Pid: int32(t.ForegroundPID)}
+	}
+	for _, p := range t.DevServerPorts {
+		out.DevServerPorts = append(out.DevServerPorts, uint32(p))
+	}
+	return out
+}
+
+func toTerminals(ts []workspace.Terminal) []*terminalv1.Terminal {
+	out := make([]*terminalv1.Terminal, len(ts))
+	for i, t := range ts {
+		out[i] = toTerminal(t)
+	}
+	return out
+}
+
+func toGroup(g workspace.Group) *terminalv1.Group {
+	return &terminalv1.Group{Id: g.ID, Name: g.Name, Color: g.Color, WindowId: g.WindowID, TerminalIds: g.TabIDs}
+}
+
+func toWindow(w workspace.Window) *terminalv1.Window {
+	return &terminalv1.Window{Id: w.ID, Name: w.Name, TerminalIds: w.TabIDs, GroupIds: w.GroupIDs, FocusedTerminalId: w.FocusedTab}
+}
+
+var eventKinds = map[workspace.EventKind]terminalv1.WatchTerminalsResponse_Kind{
+	workspace.EventCreated:     terminalv1.WatchTerminalsResponse_KIND_CREATED,
+	workspace.EventUpdated:     terminalv1.WatchTerminalsResponse_KIND_UPDATED,
+	workspace.EventIdleChanged: terminalv1.WatchTerminalsResponse_KIND_IDLE_CHANGED,
+	workspace.EventClosed:      terminalv1.WatchTerminalsResponse_KIND_CLOSED,
+}
+
+func toEvent(ev workspace.Event) *terminalv1.WatchTerminalsResponse {
+	return &terminalv1.WatchTerminalsResponse{Kind: eventKinds[ev.Kind], Terminal: toTerminal(ev.Terminal)}
+}

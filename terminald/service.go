@@ -1,0 +1,178 @@
+// Package terminald is the terminal daemon: a thin gRPC adapter
+// (TerminalService) over package workspace, which owns the PTYs, screens,
+// tabs, groups and windows. Domain errors from the workspace are translated
+// to gRPC codes by the shared server chain (internal/daemon).
+package terminald
+
+import (
+	"context"
+
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/workspace"
+)
+
+// DefaultReadLines is how many lines ReadOutput returns when not told.
+const DefaultReadLines = 100
+
+// Service implements terminalv1.TerminalServiceServer.
+type Service struct {
+	terminalv1.UnimplementedTerminalServiceServer
+	ws *workspace.Workspace
+}
+
+// NewService serves ws.
+func NewService(ws *workspace.Workspace) *Service { return &Service{ws: ws} }
+
+// ListTerminals lists every tab.
+func (s *Service) ListTerminals(context.Context, *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
+	return &terminalv1.ListTerminalsResponse{Terminals: toTerminals(s.ws.List())}, nil
+}
+
+// CreateTerminal opens a tab.
+func (s *Service) CreateTerminal(_ context.Context, r *terminalv1.CreateTerminalRequest) (*terminalv1.CreateTerminalResponse, error) {
+	t, err := s.ws.Create(workspace.CreateSpec{
+		Directory: r.GetDirectory(), Worktree: r.GetWorktree(), GroupID: r.GetGroupId(),
+		Agent: r.GetAgent(), Name: r.GetName(), WindowID: r.GetWindowId(), Command: r.GetCommand(),
+		Cols: int(r.GetCols()), Rows: int(r.GetRows()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.CreateTerminalResponse{Terminal: toTerminal(t)}, nil
+}
+
+// ReadOutput returns a tab's last lines as rendered text.
+func (s *Service) ReadOutput(_ context.Context, r *terminalv1.ReadOutputRequest) (*terminalv1.ReadOutputResponse, error) {
+	n := DefaultReadLines
+	if r.Lines != nil {
+		n = int(r.GetLines())
+	}
+	lines, err := s.ws.ReadOutput(r.GetTerminalId(), n)
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.ReadOutputResponse{TerminalId: r.GetTerminalId(), Lines: lines}, nil
+}
+
+// RunCommand types one line into an idle tab.
+func (s *Service) RunCommand(_ context.Context, r *terminalv1.RunCommandRequest) (*terminalv1.RunCommandResponse, error) {
+	t, err := s.ws.RunCommand(r.GetTerminalId(), r.GetCommand())
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.RunCommandResponse{Terminal: toTerminal(t)}, nil
+}
+
+// FocusTerminal brings a tab forward.
+func (s *Service) FocusTerminal(_ context.Context, r *terminalv1.FocusTerminalRequest) (*terminalv1.FocusTerminalResponse, error) {
+	t, err := s.ws.Focus(r.GetTerminalId())
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.FocusTerminalResponse{Terminal: toTerminal(t)}, nil
+}
+
+// UpdateTerminal changes a tab's name, icon or colour.
+func (s *Service) UpdateTerminal(_ context.Context, r *terminalv1.UpdateTerminalRequest) (*terminalv1.UpdateTerminalResponse, error) {
+	t, err := s.ws.Update(r.GetTerminalId(), workspace.Update{Name: r.Name, Icon: r.Icon, Color: r.Color})
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.UpdateTerminalResponse{Terminal: toTerminal(t)}, nil
+}
+
+// CloseTerminal closes a tab.
+func (s *Service) CloseTerminal(_ context.Context, r *terminalv1.CloseTerminalRequest) (*terminalv1.CloseTerminalResponse, error) {
+	if err := s.ws.Close(r.GetTerminalId()); err != nil {
+		return nil, err
+	}
+	return &terminalv1.CloseTerminalResponse{}, nil
+}
+
+// ResizeTerminal resizes a tab.
+func (s *Service) ResizeTerminal(_ context.Context, r *terminalv1.ResizeTerminalRequest) (*terminalv1.ResizeTerminalResponse, error) {
+	t, err := s.ws.Resize(r.GetTerminalId(), int(r.GetCols()), int(r.GetRows()))
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.ResizeTerminalResponse{Terminal: toTerminal(t)}, nil
+}
+
+// WatchTerminals streams changes until the client goes away or terminald
+// stops.
+func (s *Service) WatchTerminals(_ *terminalv1.WatchTerminalsRequest, stream terminalv1.TerminalService_WatchTerminalsServer) error {
+	wt := s.ws.Watch()
+	defer wt.Stop()
+	for {
+		select {
+		case ev, ok := <-wt.Events():
+			if !ok {
+				return wt.Err()
+			}
+			if err := stream.Send(toEvent(ev)); err != nil {
+				return err
+			}
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+	}
+}
+
+// ListGroups lists every group.
+func (s *Service) ListGroups(context.Context, *terminalv1.ListGroupsRequest) (*terminalv1.ListGroupsResponse, error) {
+	resp := &terminalv1.ListGroupsResponse{}
+	for _, g := range s.ws.Groups() {
+		resp.Groups = append(resp.Groups, toGroup(g))
+	}
+	return resp, nil
+}
+
+// CreateGroup makes a group.
+func (s *Service) CreateGroup(_ context.Context, r *terminalv1.CreateGroupRequest) (*terminalv1.CreateGroupResponse, error) {
+	g, err := s.ws.CreateGroup(r.GetName(), r.GetColor(), r.GetWindowId())
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.CreateGroupResponse{Group: toGroup(g)}, nil
+}
+
+// UpdateGroup renames or recolours a group.
+func (s *Service) UpdateGroup(_ context.Context, r *terminalv1.UpdateGroupRequest) (*terminalv1.UpdateGroupResponse, error) {
+	g, err := s.ws.UpdateGroup(r.GetGroupId(), r.Name, r.Color)
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.UpdateGroupResponse{Group: toGroup(g)}, nil
+}
+
+// MoveToGroup moves a tab into or out of a group.
+func (s *Service) MoveToGroup(_ context.Context, r *terminalv1.MoveToGroupRequest) (*terminalv1.MoveToGroupResponse, error) {
+	t, err := s.ws.MoveToGroup(r.GetTerminalId(), r.GetGroupId())
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.MoveToGroupResponse{Terminal: toTerminal(t)}, nil
+}
+
+// ListThemeColors lists the palette.
+func (s *Service) ListThemeColors(context.Context, *terminalv1.ListThemeColorsRequest) (*terminalv1.ListThemeColorsResponse, error) {
+	resp := &terminalv1.ListThemeColorsResponse{}
+	for _, c := range workspace.Palette {
+		resp.Colors = append(resp.Colors, &terminalv1.ThemeColor{Name: c.Name, Hex: c.Hex, Ansi256: int32(c.ANSI256)})
+	}
+	return resp, nil
+}
+
+// ListWindows lists the windows.
+func (s *Service) ListWindows(context.Context, *terminalv1.ListWindowsRequest) (*terminalv1.ListWindowsResponse, error) {
+	resp := &terminalv1.ListWindowsResponse{}
+	for _, w := range s.ws.Windows() {
+		resp.Windows = append(resp.Windows, toWindow(w))
+	}
+	return resp, nil
+}
+
+// CreateWindow adds a window.
+func (s *Service) CreateWindow(_ context.Context, r *terminalv1.CreateWindowRequest) (*terminalv1.CreateWindowResponse, error) {
+	return &terminalv1.CreateWindowResponse{Window: toWindow(s.ws.CreateWindow(r.GetName()))}, nil
+}

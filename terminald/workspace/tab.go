@@ -1,0 +1,393 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/terminald/pty"
+	"github.com/phantom-dev/phantom/terminald/screen"
+)
+
+// readBufSize is the PTY read size. The kernel hands out at most a few KiB
+// per read, but a larger buffer lets a burst be taken in one syscall.
+const readBufSize = 32 << 10
+
+// hangupGrace is how long a closed tab's processes get to exit after SIGHUP
+// before they are killed.
+const hangupGrace = 2 * time.Second
+
+// tabSpec is how to start a tab's program.
+type tabSpec struct {
+	id         string
+	argv       []string
+	env        []string
+	dir        string
+	cols, rows int
+	scrollback int
+	integrated bool // the shell reports OSC 133 marks
+}
+
+// tab is one terminal: a PTY, the program on it and the screen its output
+// renders into. Its mutex guards the screen and the runtime state below; the
+// workspace's mutex guards the tab's place (group, window, name).
+type tab struct {
+	id          string
+	cmd         *exec.Cmd
+	pty         *os.File
+	ptsName     string
+	leaderPID   int
+	leaderStart uint64
+	ttyNr       uint64
+	integrated  bool
+
+	// notify is called, without t.mu held, after output changed something a
+	// watcher cares about.
+	notify func(*tab, change)
+
+	mu        sync.Mutex
+	scr       *screen.Screen
+	atPrompt  bool // between OSC 133 A/B and C
+	sawPrompt bool // the shell has reported a prompt at least once
+	pending   change
+	exited    bool
+	exitCode  int
+	closed    bool
+
+	input    chan []byte   // bytes for the PTY, written by writeLoop
+	readDone chan struct{} // closed when readLoop ends
+	waitDone chan struct{} // closed when the program has been reaped
+	stop     chan struct{} // closed by close to end writeLoop
+}
+
+// change is a bit set of what a piece of output altered.
+type change uint8
+
+const (
+	changeMeta change = 1 << iota // title, directory, exit
+	changeIdle                    // idle state may have flipped
+)
+
+// startTab starts spec's program on a new PTY.
+func startTab(spec tabSpec, notify func(*tab, change)) (*tab, error) {
+	if len(spec.argv) == 0 {
+		return nil, fmt.Errorf("start tab %s: empty command: %w", spec.id, errdefs.ErrInvalidArgument)
+	}
+	path, err := exec.LookPath(spec.argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("start tab %s: program %q not found: %w", spec.id, spec.argv[0], errdefs.ErrFailedPrecondition)
+	}
+	cmd := exec.Command(path, spec.argv[1:]...)
+	cmd.Args[0] = spec.argv[0]
+	cmd.Env = spec.env
+	cmd.Dir = spec.dir
+	// A new session with the PTY as its controlling terminal, exactly as a
+	// terminal emulator starts a shell: job control works, and hanging up
+	// the PTY reaches every process of the tab.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	ptmx, pts, err := pty.Open()
+	if err != nil {
+		return nil, fmt.Errorf("start tab %s: %w", spec.id, err)
+	}
+	defer pts.Close() // the child has its own copies
+	if err := pty.SetSize(ptmx, spec.cols, spec.rows); err != nil {
+		ptmx.Close()
+		return nil, fmt.Errorf("start tab %s: %w", spec.id, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+	if err := cmd.Start(); err != nil {
+		ptmx.Close()
+		return nil, fmt.Errorf("start tab %s: %s: %w", spec.id, spec.argv[0], err)
+	}
+	t := &tab{
+		id:         spec.id,
+		cmd:        cmd,
+		pty:        ptmx,
+		ptsName:    pts.Name(),
+		leaderPID:  cmd.Process.Pid,
+		integrated: spec.integrated,
+		notify:     notify,
+		input:      make(chan []byte, 64),
+		readDone:   make(chan struct{}),
+		waitDone:   make(chan struct{}),
+		stop:       make(chan struct{}),
+	}
+	if st, err := procfs.ReadStat(t.leaderPID); err == nil {
+		t.leaderStart = st.StartTime
+		t.ttyNr = uint64(st.TTYNr)
+	}
+	t.scr = screen.New(screen.Options{
+		Cols:       spec.cols,
+		Rows:       spec.rows,
+		Scrollback: spec.scrollback,
+		Reply:      t.reply,
+		OnEvent:    t.onEvent,
+	})
+	go t.readLoop()
+	go t.writeLoop()
+	go t.waitLoop()
+	return t, nil
+}
+
+// readLoop renders the PTY's output until the last process holding the
+// terminal closes it.
+func (t *tab) readLoop() {
+	defer close(t.readDone)
+	buf := make([]byte, readBufSize)
+	for {
+		n, err := t.pty.Read(buf)
+		if n > 0 {
+			t.mu.Lock()
+			idleBefore := t.idleLocked()
+			t.scr.Write(buf[:n])
+			c := t.pending
+			t.pending = 0
+			if c&changeIdle != 0 && t.idleLocked() == idleBefore {
+				c &^= changeIdle
+			}
+			t.mu.Unlock()
+			if c != 0 {
+				t.notify(t, c)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// writeLoop sends input and terminal-query answers to the program. It runs
+// apart from readLoop so that a program that does not read its input can
+// never stall rendering of its output.
+func (t *tab) writeLoop() {
+	for {
+		select {
+		case b := <-t.input:
+			if _, err := t.pty.Write(b); err != nil {
+				return
+			}
+		case <-t.stop:
+			return
+		}
+	}
+}
+
+// waitLoop reaps the program and records how it ended.
+func (t *tab) waitLoop() {
+	err := t.cmd.Wait()
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		} else {
+			code = exitErr.ExitCode()
+		}
+	} else if err != nil {
+		code = -1
+	}
+	t.mu.Lock()
+	t.exited, t.exitCode = true, code
+	t.mu.Unlock()
+	close(t.waitDone)
+	t.notify(t, changeMeta|changeIdle)
+}
+
+// reply queues a terminal-query answer. It is called from inside
+// screen.Write, with t.mu held, so it must not block: when the program does
+// not read its input and the queue is full, the answer is dropped, as a
+// real terminal's would be lost in a full input buffer.
+func (t *tab) reply(b []byte) {
+	select {
+	case t.input <- append([]byte(nil), b...):
+	default:
+	}
+}
+
+// onEvent records what the screen reported; called with t.mu held.
+func (t *tab) onEvent(ev screen.Event) {
+	switch ev.Kind {
+	case screen.EventPromptStart, screen.EventCommandStart:
+		t.sawPrompt, t.atPrompt = true, true
+		t.pending |= changeIdle
+	case screen.EventCommandExecuted:
+		t.atPrompt = false
+		t.pending |= changeIdle
+	case screen.EventCommandFinished:
+		t.pending |= changeIdle
+	case screen.EventTitle, screen.EventCwd:
+		t.pending |= changeMeta
+	}
+}
+
+// foreground returns the PTY's foreground process group, or 0.
+func (t *tab) foreground() int {
+	pgrp, err := pty.Foreground(t.pty)
+	if err != nil {
+		return 0
+	}
+	return pgrp
+}
+
+// idleLocked reports whether the tab can take a command: its shell sits at a
+// prompt. With shell integration that is what OSC 133 said; without, the
+// foreground group is the shell's own and no full-screen program holds the
+// alternate screen.
+func (t *tab) idleLocked() bool {
+	if t.exited || t.closed {
+		return false
+	}
+	fg := t.foreground()
+	if t.integrated && t.sawPrompt {
+		return t.atPrompt && (fg == 0 || fg == t.leaderPID)
+	}
+	return fg == t.leaderPID && !t.scr.AltScreen()
+}
+
+// status is a tab's runtime state at one moment.
+type status struct {
+	title     string
+	directory string
+	fgName    string
+	fgPID     int
+	idle      bool
+	exited    bool
+	exitCode  int
+	cols      int
+	rows      int
+}
+
+func (t *tab) status() status {
+	t.mu.Lock()
+	s := status{
+		title:    t.scr.Title(),
+		idle:     t.idleLocked(),
+		exited:   t.exited,
+		exitCode: t.exitCode,
+	}
+	s.cols, s.rows = t.scr.Size()
+	cwd := t.scr.Cwd()
+	t.mu.Unlock()
+	if !s.exited {
+		s.fgPID = t.foreground()
+		if s.fgPID > 0 {
+			s.fgName = comm(s.fgPID)
+		}
+		if cwd == "" {
+			cwd, _ = os.Readlink("/proc/" + strconv.Itoa(t.leaderPID) + "/cwd")
+		}
+	}
+	s.directory = cwd
+	return s
+}
+
+// comm is a process's name, or "" if it is gone.
+func comm(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// lastLines returns the last n rendered lines.
+func (t *tab) lastLines(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.scr.LastLines(n)
+}
+
+// runCommand types line into the tab and presses Enter, if the tab is idle.
+func (t *tab) runCommand(line string) error {
+	if err := checkCommandLine(line); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exited {
+		return fmt.Errorf("tab %s: its program has exited (status %d): %w", t.id, t.exitCode, errdefs.ErrFailedPrecondition)
+	}
+	if !t.idleLocked() {
+		what := "a program"
+		if fg := t.foreground(); fg > 0 {
+			what = fmt.Sprintf("%q (pid %d)", comm(fg), fg)
+		}
+		return fmt.Errorf("tab %s is busy: %s is running there; wait until it is idle: %w", t.id, what, errdefs.ErrFailedPrecondition)
+	}
+	// Until the shell reports the command started, the tab is not idle:
+	// a second run_command must not type into the first one's input.
+	t.atPrompt = false
+	select {
+	case t.input <- []byte(line + "\r"):
+		return nil
+	default:
+		return fmt.Errorf("tab %s: its input is not being read: %w", t.id, errdefs.ErrFailedPrecondition)
+	}
+}
+
+// checkCommandLine refuses what would be more than one typed line.
+func checkCommandLine(line string) error {
+	for i, r := range line {
+		switch {
+		case r == '\n' || r == '\r':
+			return invalid("command", fmt.Sprintf("contains a line break at byte %d; send one line", i))
+		case r == utf8.RuneError && !strings.HasPrefix(line[i:], "\ufffd"):
+			return invalid("command", fmt.Sprintf("invalid UTF-8 at byte %d", i))
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return invalid("command", fmt.Sprintf("contains control character U+%04X at byte %d", r, i))
+		}
+	}
+	return nil
+}
+
+// resize changes the terminal size; the program gets SIGWINCH.
+func (t *tab) resize(cols, rows int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := pty.SetSize(t.pty, cols, rows); err != nil {
+		return fmt.Errorf("resize tab %s: %w", t.id, err)
+	}
+	t.scr.Resize(cols, rows)
+	return nil
+}
+
+// close hangs up the tab's processes the way closing a terminal window does,
+// kills what is left after hangupGrace, and waits for every goroutine of the
+// tab to end.
+func (t *tab) close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	t.mu.Unlock()
+
+	// Closing the master is the hangup: the kernel sends SIGHUP to the
+	// session leader and the foreground group, and the shell passes it on
+	// to its jobs. It also ends readLoop even while background processes
+	// still hold the terminal.
+	fg := t.foreground()
+	close(t.stop)
+	t.pty.Close()
+	<-t.readDone
+	select {
+	case <-t.waitDone:
+	case <-time.After(hangupGrace):
+		for _, g := range []int{t.leaderPID, fg} {
+			if g > 0 {
+				_ = syscall.Kill(-g, syscall.SIGKILL)
+			}
+		}
+		<-t.waitDone
+	}
+}

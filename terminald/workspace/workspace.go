@@ -1,0 +1,385 @@
+// Package workspace is terminald's real work: the tabs (real PTYs with their
+// rendered screens), the groups and windows that organise them, and the
+// stream of changes watchers follow. The gRPC adapter in package terminald
+// only converts to and from this package's types.
+package workspace
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/phantom-dev/phantom/internal/config"
+	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/tabstate"
+	"github.com/phantom-dev/phantom/terminald/ports"
+	"github.com/phantom-dev/phantom/terminald/shell"
+)
+
+// MaxTabs bounds the number of open tabs.
+const MaxTabs = 1000
+
+// Default terminal size for a new tab.
+const (
+	DefaultCols = 80
+	DefaultRows = 24
+)
+
+// Options configures a Workspace.
+type Options struct {
+	// Config is the user's settings (shell, scrollback, agents).
+	Config config.Config
+	// Layout gives the runtime directories (tab-state files, shell
+	// integration scripts) and the MCP socket every tab exports.
+	Layout paths.Layout
+	// Env is the environment tabs inherit; os.Environ() if nil.
+	Env []string
+	// Logger receives operational messages.
+	Logger *slog.Logger
+}
+
+// Workspace holds every tab, group and window. It is safe for concurrent
+// use.
+type Workspace struct {
+	opts   Options
+	ports  *ports.Tracker
+	tabDir string
+
+	mu       sync.Mutex
+	tabs     map[string]*tabEntry
+	groups   map[string]*groupEntry
+	windows  []*windowEntry // in creation order
+	nextID   map[byte]int
+	watchers map[*Watcher]struct{}
+	closing  bool
+}
+
+// tabEntry is a tab and its place in the workspace; guarded by Workspace.mu.
+type tabEntry struct {
+	*tab
+	name, icon, color string
+	groupID, windowID string
+	worktree          string
+	agentState        AgentState
+	agentClient       string
+	lastIdle          bool
+}
+
+type groupEntry struct {
+	id, name, color, windowID string
+}
+
+type windowEntry struct {
+	id, name string
+	tabs     []string // tab ids in order
+	focused  string
+}
+
+// New makes a workspace with one window, "w1".
+func New(opts Options) (*Workspace, error) {
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Workspace{
+		opts:     opts,
+		ports:    ports.NewTracker(procfsDefault),
+		tabDir:   opts.Layout.TabStateDir(),
+		tabs:     map[string]*tabEntry{},
+		groups:   map[string]*groupEntry{},
+		nextID:   map[byte]int{},
+		watchers: map[*Watcher]struct{}{},
+	}
+	for _, dir := range []string{opts.Layout.Runtime, w.tabDir, opts.Layout.ShellDir()} {
+		if err := paths.EnsurePrivateDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	w.windows = append(w.windows, &windowEntry{id: w.newID('w'), name: "main"})
+	return w, nil
+}
+
+func (w *Workspace) newID(prefix byte) string {
+	w.nextID[prefix]++
+	return string(prefix) + strconv.Itoa(w.nextID[prefix])
+}
+
+// CreateSpec describes a new tab.
+type CreateSpec struct {
+	Directory  string
+	Worktree   string
+	GroupID    string
+	Agent      string
+	Name       string
+	WindowID   string
+	Command    []string // the human CLI only: run this instead of the shell
+	Cols, Rows int
+}
+
+// Create opens a new tab.
+func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
+	if spec.Agent != "" && len(spec.Command) > 0 {
+		return Terminal{}, invalid("agent", "give an agent or a command, not both")
+	}
+	dir := spec.Directory
+	if spec.Worktree != "" {
+		if dir != "" {
+			return Terminal{}, invalid("worktree", "give a directory or a worktree, not both")
+		}
+		dir = spec.Worktree
+	}
+	if dir == "" {
+		dir = envValue(w.opts.Env, "HOME")
+	}
+	if err := checkDir(dir); err != nil {
+		return Terminal{}, err
+	}
+	if spec.Cols == 0 {
+		spec.Cols = DefaultCols
+	}
+	if spec.Rows == 0 {
+		spec.Rows = DefaultRows
+	}
+
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		return Terminal{}, fmt.Errorf("terminald is shutting down: %w", errdefs.ErrUnavailable)
+	}
+	if len(w.tabs) >= MaxTabs {
+		w.mu.Unlock()
+		return Terminal{}, fmt.Errorf("%d tabs are open, the most allowed: %w", MaxTabs, errdefs.ErrResourceExhausted)
+	}
+	win, err := w.windowLocked(spec.WindowID)
+	if err != nil {
+		w.mu.Unlock()
+		return Terminal{}, err
+	}
+	if spec.GroupID != "" {
+		g, ok := w.groups[spec.GroupID]
+		if !ok {
+			w.mu.Unlock()
+			return Terminal{}, notFound("group", spec.GroupID)
+		}
+		if spec.WindowID == "" {
+			win, _ = w.windowLocked(g.windowID)
+		} else if g.windowID != win.id {
+			w.mu.Unlock()
+			return Terminal{}, invalid("group_id", fmt.Sprintf("group %s is in window %s, not %s", g.id, g.windowID, win.id))
+		}
+	}
+	id := w.newID('t')
+	w.mu.Unlock()
+
+	ts, err := w.tabSpec(id, dir, spec)
+	if err != nil {
+		return Terminal{}, err
+	}
+	t, err := startTab(ts, w.tabChanged)
+	if err != nil {
+		return Terminal{}, err
+	}
+	if err := tabstate.Write(tabstate.Path(w.tabDir, id), tabstate.State{
+		Version: tabstate.Version, TabID: id, WindowID: win.id, PTY: t.ptsName, TTYNr: t.ttyNr,
+		Session: t.leaderPID, LeaderPID: t.leaderPID, LeaderStart: t.leaderStart, TerminaldPID: os.Getpid(),
+	}); err != nil {
+		t.close()
+		return Terminal{}, err
+	}
+
+	e := &tabEntry{tab: t, name: spec.Name, groupID: spec.GroupID, windowID: win.id, worktree: spec.Worktree}
+	w.mu.Lock()
+	w.tabs[id] = e
+	win.tabs = append(win.tabs, id)
+	if win.focused == "" {
+		win.focused = id
+	}
+	info := w.infoLocked(e)
+	w.mu.Unlock()
+	w.publish(Event{Kind: EventCreated, Terminal: info})
+	return info, nil
+}
+
+// tabSpec works out the program, environment and size of a new tab.
+func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
+	env := tabEnv(w.opts.Env, map[string]string{
+		"TERM":               "xterm-256color",
+		"COLORTERM":          "truecolor",
+		"TERM_PROGRAM":       "phantom",
+		"PHANTOM_TAB_ID":     id,
+		"PHANTOM_TAB_STATE":  tabstate.Path(w.tabDir, id),
+		"PHANTOM_MCP_SOCKET": w.opts.Layout.MCPSocket,
+		"PWD":                dir,
+	})
+	ts := tabSpec{id: id, dir: dir, env: env, cols: spec.Cols, rows: spec.Rows, scrollback: w.opts.Config.ScrollbackLines}
+	switch {
+	case len(spec.Command) > 0:
+		ts.argv = spec.Command
+	case spec.Agent != "":
+		argv, ok := w.opts.Config.Agents[spec.Agent]
+		if !ok {
+			return tabSpec{}, invalid("agent", fmt.Sprintf("unknown agent %q; configured agents: %s",
+				spec.Agent, strings.Join(w.opts.Config.AgentNames(), ", ")))
+		}
+		ts.argv = argv
+	default:
+		sh, err := shell.Prepare(w.opts.Config.Shell, w.opts.Layout.ShellDir(), env)
+		if err != nil {
+			return tabSpec{}, fmt.Errorf("prepare shell %s: %w", w.opts.Config.Shell, err)
+		}
+		ts.argv = append([]string{sh.Path}, sh.Args...)
+		ts.env = tabEnv(env, envMap(sh.Env))
+		ts.integrated = sh.Kind != shell.Other
+	}
+	return ts, nil
+}
+
+func checkDir(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return invalid("directory", fmt.Sprintf("%q is not an absolute path", dir))
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return invalid("directory", fmt.Sprintf("%q: %v", dir, err))
+	}
+	if !fi.IsDir() {
+		return invalid("directory", fmt.Sprintf("%q is not a directory", dir))
+	}
+	return nil
+}
+
+// windowLocked returns the window id names, or the first window for "".
+func (w *Workspace) windowLocked(id string) (*windowEntry, error) {
+	if id == "" {
+		return w.windows[0], nil
+	}
+	for _, win := range w.windows {
+		if win.id == id {
+			return win, nil
+		}
+	}
+	return nil, notFound("window", id)
+}
+
+func (w *Workspace) tabLocked(id string) (*tabEntry, error) {
+	e, ok := w.tabs[id]
+	if !ok {
+		return nil, notFound("tab", id)
+	}
+	return e, nil
+}
+
+// tabChanged is every tab's notify callback: output or exit altered
+// something watchers see.
+func (w *Workspace) tabChanged(t *tab, c change) {
+	w.mu.Lock()
+	e, ok := w.tabs[t.id]
+	if !ok {
+		w.mu.Unlock()
+		return
+	}
+	info := w.infoLocked(e)
+	kind := EventUpdated
+	if info.Idle != e.lastIdle {
+		e.lastIdle = info.Idle
+		kind = EventIdleChanged
+	} else if c&changeMeta == 0 {
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	w.publish(Event{Kind: kind, Terminal: info})
+}
+
+// Close closes a tab: its processes are hung up, its tab-state file removed.
+func (w *Workspace) Close(id string) error {
+	w.mu.Lock()
+	e, err := w.tabLocked(id)
+	if err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	delete(w.tabs, id)
+	win, _ := w.windowLocked(e.windowID)
+	i := slices.Index(win.tabs, id)
+	win.tabs = slices.Delete(win.tabs, i, i+1)
+	if win.focused == id {
+		win.focused = ""
+		if len(win.tabs) > 0 {
+			win.focused = win.tabs[min(i, len(win.tabs)-1)]
+		}
+	}
+	info := w.infoLocked(e)
+	w.mu.Unlock()
+
+	e.close()
+	os.Remove(tabstate.Path(w.tabDir, id))
+	info.Exited, info.ExitCode = e.exitStatus()
+	w.publish(Event{Kind: EventClosed, Terminal: info})
+	return nil
+}
+
+// Shutdown closes every tab (hanging up every shell) and every watcher.
+func (w *Workspace) Shutdown() {
+	w.mu.Lock()
+	w.closing = true
+	ids := make([]string, 0, len(w.tabs))
+	for id := range w.tabs {
+		ids = append(ids, id)
+	}
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() { _ = w.Close(id) })
+	}
+	wg.Wait()
+	w.mu.Lock()
+	for wt := range w.watchers {
+		wt.end(nil)
+	}
+	w.mu.Unlock()
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func envMap(kvs []string) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// tabEnv is base with set applied; LINES and COLUMNS are dropped because
+// they would pin programs to the wrong size after a resize.
+func tabEnv(base []string, set map[string]string) []string {
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; ok || k == "LINES" || k == "COLUMNS" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
