@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,11 @@ import (
 // readBufSize is the PTY read size. The kernel hands out at most a few KiB
 // per read, but a larger buffer lets a burst be taken in one syscall.
 const readBufSize = 32 << 10
+
+// integrationGrace is how long a shell with integration may take to report
+// its first prompt before idleness falls back to the foreground-group test
+// (a broken rc file may keep the marks from ever coming).
+const integrationGrace = 5 * time.Second
 
 // hangupGrace is how long a closed tab's processes get to exit after SIGHUP
 // before they are killed.
@@ -49,6 +55,7 @@ type tab struct {
 	leaderStart uint64
 	ttyNr       uint64
 	integrated  bool
+	started     time.Time
 
 	// notify is called, without t.mu held, after output changed something a
 	// watcher cares about.
@@ -62,6 +69,10 @@ type tab struct {
 	exited    bool
 	exitCode  int
 	closed    bool
+
+	// lastMu guards what the tab last showed while its program ran.
+	lastMu          sync.Mutex
+	lastFg, lastDir string
 
 	input    chan []byte   // bytes for the PTY, written by writeLoop
 	readDone chan struct{} // closed when readLoop ends
@@ -115,6 +126,9 @@ func startTab(spec tabSpec, notify func(*tab, change)) (*tab, error) {
 		ptsName:    pts.Name(),
 		leaderPID:  cmd.Process.Pid,
 		integrated: spec.integrated,
+		started:    time.Now(),
+		lastDir:    spec.dir,
+		lastFg:     filepath.Base(spec.argv[0]),
 		notify:     notify,
 		input:      make(chan []byte, 64),
 		readDone:   make(chan struct{}),
@@ -247,8 +261,13 @@ func (t *tab) idleLocked() bool {
 		return false
 	}
 	fg := t.foreground()
-	if t.integrated && t.sawPrompt {
+	switch {
+	case t.integrated && t.sawPrompt:
 		return t.atPrompt && (fg == 0 || fg == t.leaderPID)
+	case t.integrated && time.Since(t.started) < integrationGrace:
+		// The shell has not drawn its first prompt yet: typing now would
+		// race its start-up files.
+		return false
 	}
 	return fg == t.leaderPID && !t.scr.AltScreen()
 }
@@ -277,16 +296,32 @@ func (t *tab) status() status {
 	s.cols, s.rows = t.scr.Size()
 	cwd := t.scr.Cwd()
 	t.mu.Unlock()
-	if !s.exited {
-		s.fgPID = t.foreground()
-		if s.fgPID > 0 {
-			s.fgName = comm(s.fgPID)
+	if s.exited {
+		// Keep showing where the program was and what it was.
+		t.lastMu.Lock()
+		defer t.lastMu.Unlock()
+		s.fgName, s.directory = t.lastFg, t.lastDir
+		if s.directory == "" {
+			s.directory = cwd
 		}
-		if cwd == "" {
-			cwd, _ = os.Readlink("/proc/" + strconv.Itoa(t.leaderPID) + "/cwd")
-		}
+		return s
+	}
+	s.fgPID = t.foreground()
+	if s.fgPID > 0 {
+		s.fgName = comm(s.fgPID)
+	}
+	if cwd == "" {
+		cwd, _ = os.Readlink("/proc/" + strconv.Itoa(t.leaderPID) + "/cwd")
 	}
 	s.directory = cwd
+	t.lastMu.Lock()
+	if s.fgName != "" {
+		t.lastFg = s.fgName
+	}
+	if cwd != "" {
+		t.lastDir = cwd
+	}
+	t.lastMu.Unlock()
 	return s
 }
 

@@ -2,8 +2,10 @@ package workspace
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
+	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
 )
 
@@ -37,6 +39,13 @@ type Terminal struct {
 	Exited                     bool
 	ExitCode                   int
 	Cols, Rows                 int
+}
+
+// equal reports whether a and b show the same.
+func (a Terminal) equal(b Terminal) bool {
+	pa, pb := a.DevServerPorts, b.DevServerPorts
+	a.DevServerPorts, b.DevServerPorts = nil, nil
+	return reflect.DeepEqual(a, b) && slices.Equal(pa, pb)
 }
 
 // infoLocked snapshots e; DevServerPorts is filled by withPorts.
@@ -275,4 +284,21 @@ func (w *Workspace) CreateWindow(name string) Window {
 	}
 	w.windows = append(w.windows, win)
 	return w.windowInfoLocked(win)
+}
+
+// Input sends raw bytes to a tab as if typed, keystrokes and all: the
+// human's keyboard (attach), never an agent's path, which is RunCommand.
+func (w *Workspace) Input(id string, p []byte) error {
+	w.mu.Lock()
+	e, err := w.tabLocked(id)
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	select {
+	case e.input <- append([]byte(nil), p...):
+		return nil
+	case <-e.stop:
+		return fmt.Errorf("tab %s is closed: %w", id, errdefs.ErrFailedPrecondition)
+	}
 }

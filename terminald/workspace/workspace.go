@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/errdefs"
@@ -42,6 +43,9 @@ type Options struct {
 	Env []string
 	// Logger receives operational messages.
 	Logger *slog.Logger
+	// PollInterval is how often tabs are checked for changes no output
+	// reports (foreground program, ports); default one second.
+	PollInterval time.Duration
 }
 
 // Workspace holds every tab, group and window. It is safe for concurrent
@@ -58,6 +62,9 @@ type Workspace struct {
 	nextID   map[byte]int
 	watchers map[*Watcher]struct{}
 	closing  bool
+
+	stopPoll chan struct{}
+	pollDone chan struct{}
 }
 
 // tabEntry is a tab and its place in the workspace; guarded by Workspace.mu.
@@ -68,7 +75,7 @@ type tabEntry struct {
 	worktree          string
 	agentState        AgentState
 	agentClient       string
-	lastIdle          bool
+	last              Terminal // what watchers last saw
 }
 
 type groupEntry struct {
@@ -97,6 +104,11 @@ func New(opts Options) (*Workspace, error) {
 		groups:   map[string]*groupEntry{},
 		nextID:   map[byte]int{},
 		watchers: map[*Watcher]struct{}{},
+		stopPoll: make(chan struct{}),
+		pollDone: make(chan struct{}),
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
 	}
 	for _, dir := range []string{opts.Layout.Runtime, w.tabDir, opts.Layout.ShellDir()} {
 		if err := paths.EnsurePrivateDir(dir); err != nil {
@@ -104,6 +116,7 @@ func New(opts Options) (*Workspace, error) {
 		}
 	}
 	w.windows = append(w.windows, &windowEntry{id: w.newID('w'), name: "main"})
+	go w.pollLoop(opts.PollInterval)
 	return w, nil
 }
 
@@ -203,6 +216,7 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 		win.focused = id
 	}
 	info := w.infoLocked(e)
+	e.last = info
 	w.mu.Unlock()
 	w.publish(Event{Kind: EventCreated, Terminal: info})
 	return info, nil
@@ -277,9 +291,9 @@ func (w *Workspace) tabLocked(id string) (*tabEntry, error) {
 	return e, nil
 }
 
-// tabChanged is every tab's notify callback: output or exit altered
-// something watchers see.
-func (w *Workspace) tabChanged(t *tab, c change) {
+// tabChanged is every tab's notify callback: output or exit may have
+// altered something watchers see.
+func (w *Workspace) tabChanged(t *tab, _ change) {
 	w.mu.Lock()
 	e, ok := w.tabs[t.id]
 	if !ok {
@@ -287,16 +301,55 @@ func (w *Workspace) tabChanged(t *tab, c change) {
 		return
 	}
 	info := w.infoLocked(e)
-	kind := EventUpdated
-	if info.Idle != e.lastIdle {
-		e.lastIdle = info.Idle
-		kind = EventIdleChanged
-	} else if c&changeMeta == 0 {
-		w.mu.Unlock()
-		return
-	}
+	info.DevServerPorts = e.last.DevServerPorts
+	ev, changed := e.observe(info)
 	w.mu.Unlock()
-	w.publish(Event{Kind: kind, Terminal: info})
+	if changed {
+		w.publish(ev)
+	}
+}
+
+// observe records info as what watchers last saw of the tab and says which
+// event, if any, the difference makes. Called with w.mu held.
+func (e *tabEntry) observe(info Terminal) (Event, bool) {
+	prev := e.last
+	e.last = info
+	switch {
+	case info.Idle != prev.Idle:
+		return Event{Kind: EventIdleChanged, Terminal: info}, true
+	case !info.equal(prev):
+		return Event{Kind: EventUpdated, Terminal: info}, true
+	}
+	return Event{}, false
+}
+
+// pollLoop notices what no output reports: a foreground program that
+// started or ended without shell integration, ports opened or closed.
+func (w *Workspace) pollLoop(every time.Duration) {
+	defer close(w.pollDone)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.stopPoll:
+			return
+		case <-tick.C:
+		}
+		infos := w.List()
+		var events []Event
+		w.mu.Lock()
+		for _, info := range infos {
+			if e, ok := w.tabs[info.ID]; ok {
+				if ev, changed := e.observe(info); changed {
+					events = append(events, ev)
+				}
+			}
+		}
+		w.mu.Unlock()
+		for _, ev := range events {
+			w.publish(ev)
+		}
+	}
 }
 
 // Close closes a tab: its processes are hung up, its tab-state file removed.
@@ -322,6 +375,7 @@ func (w *Workspace) Close(id string) error {
 
 	e.close()
 	os.Remove(tabstate.Path(w.tabDir, id))
+	info.Idle = false
 	info.Exited, info.ExitCode = e.exitStatus()
 	w.publish(Event{Kind: EventClosed, Terminal: info})
 	return nil
@@ -330,6 +384,9 @@ func (w *Workspace) Close(id string) error {
 // Shutdown closes every tab (hanging up every shell) and every watcher.
 func (w *Workspace) Shutdown() {
 	w.mu.Lock()
+	if !w.closing {
+		close(w.stopPoll)
+	}
 	w.closing = true
 	ids := make([]string, 0, len(w.tabs))
 	for id := range w.tabs {
@@ -341,6 +398,7 @@ func (w *Workspace) Shutdown() {
 		wg.Go(func() { _ = w.Close(id) })
 	}
 	wg.Wait()
+	<-w.pollDone
 	w.mu.Lock()
 	for wt := range w.watchers {
 		wt.end(nil)

@@ -1,0 +1,196 @@
+package screen
+
+// decSpecial maps ASCII 0x5f-0x7e to the DEC special graphics (line
+// drawing) set selected with ESC ( 0.
+var decSpecial = [32]rune{
+	' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼',
+	'⎺', '⎻', '─', '⎼', '⎽', '├', '┤', '┴', '┬', '│', '≤', '≥', 'π', '≠', '£', '·',
+}
+
+// printASCII prints a run of printable ASCII bytes: the fast path.
+func (s *Screen) printASCII(b []byte) {
+	if s.m.Insert || s.charsets[s.gl] {
+		for _, c := range b {
+			r := rune(c)
+			if s.charsets[s.gl] && c >= 0x5f {
+				r = decSpecial[c-0x5f]
+			}
+			s.put(r, 1)
+		}
+		return
+	}
+	cols := s.cols
+	for len(b) > 0 {
+		if s.wrapNext {
+			s.wrap()
+		}
+		l := s.cur.lines[s.y]
+		x := s.x
+		n := min(cols-x, len(b))
+		cells := l.c[x : x+n]
+		if cells[0].w == 0 {
+			s.clearWide(l, x)
+		}
+		if cells[n-1].w == 2 {
+			s.clearWide(l, x+n-1)
+		}
+		if l.used < x+n+1 {
+			l.used = min(x+n+1, cols)
+		}
+		t := s.pen
+		for i := range cells {
+			t.r = rune(b[i])
+			cells[i] = t
+		}
+		s.lastRune = t.r
+		s.dirty[s.y] = true
+		b = b[n:]
+		x += n
+		if x >= cols {
+			x = cols - 1
+			if s.m.Autowrap {
+				s.wrapNext = true
+			} else if len(b) > 0 {
+				t.r = rune(b[len(b)-1])
+				l.c[x] = t
+				l.used = cols
+				s.lastRune = t.r
+				b = nil
+			}
+		}
+		s.x = x
+	}
+}
+
+// put prints one rune of width w (1 or 2) at the cursor.
+func (s *Screen) put(r rune, w int) {
+	if s.wrapNext {
+		s.wrap()
+	}
+	l := s.cur.lines[s.y]
+	if w == 2 && s.x == s.cols-1 {
+		if s.cols < 2 {
+			return
+		}
+		if s.m.Autowrap {
+			s.clearWide(l, s.x)
+			pad := s.pen
+			pad.r, pad.fl = ' ', flPad
+			l.c[s.x] = pad
+			l.used, l.complex = s.cols, true
+			s.dirty[s.y] = true
+			s.wrap()
+			l = s.cur.lines[s.y]
+		} else {
+			s.x--
+		}
+	}
+	if s.m.Insert {
+		s.insertCells(l, s.x, w)
+	}
+	s.clearWide(l, s.x)
+	if w == 2 {
+		s.clearWide(l, s.x+1)
+	}
+	c := s.pen
+	c.r, c.w = r, uint8(w)
+	l.c[s.x] = c
+	l.used = max(l.used, min(s.x+w+1, s.cols))
+	if r >= 0x80 || w != 1 {
+		l.complex = true
+	}
+	if w == 2 {
+		c.r, c.w = 0, 0
+		l.c[s.x+1] = c
+	}
+	s.dirty[s.y] = true
+	s.lastRune = r
+	s.x += w
+	if s.x >= s.cols {
+		s.x = s.cols - 1
+		if s.m.Autowrap {
+			s.wrapNext = true
+		}
+	}
+}
+
+// wrap performs the pending autowrap: mark the row soft-wrapped and move
+// to the start of the next one.
+func (s *Screen) wrap() {
+	s.cur.lines[s.y].wrapped = true
+	s.wrapNext = false
+	s.index()
+	s.x = 0
+}
+
+// clearWide blanks the other half of a wide character that cell x belongs
+// to, so that overwriting one half never leaves an orphan.
+func (s *Screen) clearWide(l *line, x int) {
+	if x < 0 || x >= len(l.c) {
+		return
+	}
+	switch l.c[x].w {
+	case 2:
+		if x+1 < len(l.c) {
+			l.c[x+1].r, l.c[x+1].w, l.c[x+1].fl = ' ', 1, 0
+		}
+		l.c[x].r, l.c[x].w, l.c[x].fl = ' ', 1, 0
+	case 0:
+		if x > 0 {
+			l.c[x-1].r, l.c[x-1].w, l.c[x-1].fl = ' ', 1, 0
+		}
+		l.c[x].r, l.c[x].w, l.c[x].fl = ' ', 1, 0
+	}
+}
+
+// combine attaches a zero-width rune to the previously printed cell.
+func (s *Screen) combine(r rune) {
+	x := s.x
+	if !s.wrapNext {
+		x--
+	}
+	if x < 0 {
+		return
+	}
+	l := s.cur.lines[s.y]
+	if l.c[x].w == 0 && x > 0 {
+		x--
+	}
+	c := &l.c[x]
+	if c.w == 0 || c.fl&flPad != 0 {
+		return
+	}
+	prev := ""
+	if c.fl&flComb != 0 {
+		prev = l.comb[x]
+	}
+	if len(prev)+4 > maxComb {
+		return
+	}
+	if l.comb == nil {
+		l.comb = make(map[int]string, 1)
+	}
+	l.comb[x] = prev + string(r)
+	c.fl |= flComb
+	l.used = max(l.used, x+1)
+	l.complex = true
+	s.dirty[s.y] = true
+}
+
+// rep repeats the last printed character n times (CSI b).
+func (s *Screen) rep(n int) {
+	if s.lastRune == 0 {
+		return
+	}
+	n = min(n, s.cols*s.rows)
+	w := runeWidth(s.lastRune)
+	if s.lastRune < 0x80 {
+		w = 1
+	}
+	if w == 0 {
+		return
+	}
+	for range n {
+		s.put(s.lastRune, w)
+	}
+}

@@ -1,0 +1,73 @@
+package screen
+
+// Resize changes the screen size. Content is not reflowed: rows are
+// truncated or padded to the new width; when the height shrinks, blank rows
+// below the cursor go first, then rows at the top move to the scrollback.
+func (s *Screen) Resize(cols, rows int) {
+	cols, rows = clampSize(cols, rows)
+	if cols == s.cols && rows == s.rows {
+		return
+	}
+	if s.altActive {
+		s.resizeGrid(s.alt, cols, rows, &s.y, false)
+		s.resizeGrid(s.main, cols, rows, &s.main.saved.y, true)
+	} else {
+		s.alt = nil
+		s.resizeGrid(s.main, cols, rows, &s.y, true)
+	}
+	s.cols, s.rows = cols, rows
+	if len(s.tabs) < cols {
+		for i := len(s.tabs); i < cols; i++ {
+			s.tabs = append(s.tabs, i%8 == 0)
+		}
+	} else {
+		s.tabs = s.tabs[:cols]
+	}
+	s.dirty = make([]bool, rows)
+	s.markAllDirty()
+	s.top, s.bot = 0, rows-1
+	s.wrapNext = false
+	s.x = min(s.x, cols-1)
+	s.y = min(max(s.y, 0), rows-1)
+}
+
+// resizeGrid resizes one buffer; cy is the cursor row to keep in view.
+func (s *Screen) resizeGrid(g *grid, cols, rows int, cy *int, toScrollback bool) {
+	if d := len(g.lines) - rows; d > 0 {
+		// Drop blank rows below the cursor first.
+		for d > 0 && len(g.lines)-1 > *cy && lineEmpty(g.lines[len(g.lines)-1]) {
+			g.lines = g.lines[:len(g.lines)-1]
+			d--
+		}
+		if d > 0 {
+			for _, l := range g.lines[:d] {
+				if toScrollback {
+					s.sb.push(l)
+				}
+			}
+			g.lines = append(g.lines[:0], g.lines[d:]...)
+			*cy = max(*cy-d, 0)
+		}
+		clear(g.lines[len(g.lines):cap(g.lines)])
+	}
+	for len(g.lines) < rows {
+		g.lines = append(g.lines, &line{c: make([]cell, 0, cols)})
+	}
+	for _, l := range g.lines {
+		old := len(l.c)
+		l.used = min(l.used, cols)
+		switch {
+		case cols > cap(l.c):
+			c := make([]cell, cols)
+			copy(c, l.c)
+			l.c = c
+		default:
+			l.c = l.c[:cols]
+		}
+		if cols > old {
+			fillBlank(l.c[old:], blankCell)
+		} else if l.c[cols-1].w == 2 {
+			l.c[cols-1] = blankCell
+		}
+	}
+}

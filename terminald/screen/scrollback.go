@@ -1,0 +1,318 @@
+package screen
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+// chunkSize is the size of the arena chunks scrollback lines live in.
+const chunkSize = 64 << 10
+
+// sbLine is one compacted scrollback line: its bytes in an arena chunk.
+//
+// Encoding: text length (3 bytes, little endian), the UTF-8 text of the cells (the right
+// halves of wide characters omitted, combining marks after their base),
+// then style runs to the end: uvarint start column, a mask byte, and the
+// fields present in the mask (fg uint32, bg uint32, attrs uint16, little
+// endian). The style before the first run is the default style.
+type sbLine struct {
+	data    []byte
+	seq     uint32 // arena chunk holding data
+	wrapped bool
+}
+
+// scrollback is a ring of compacted lines over a FIFO of arena chunks.
+type scrollback struct {
+	max  int
+	ring []sbLine
+	head int // index of the oldest line in ring
+	n    int
+
+	chunks   [][]byte // live chunks, oldest first; the last is being filled
+	firstSeq uint32   // seq of chunks[0]
+	nextSeq  uint32   // seq the next new chunk gets
+	used     int      // bytes used in the last chunk
+	spare    [][]byte // recycled chunks
+	runs     []byte   // scratch for encodeLine
+}
+
+func (sb *scrollback) at(i int) *sbLine {
+	j := sb.head + i
+	if j >= len(sb.ring) {
+		j -= len(sb.ring)
+	}
+	return &sb.ring[j]
+}
+
+func (sb *scrollback) reset() {
+	*sb = scrollback{max: sb.max, runs: sb.runs}
+}
+
+func (sb *scrollback) memory() int {
+	n := cap(sb.ring)*32 + (cap(sb.chunks)+cap(sb.spare))*24
+	for _, c := range sb.chunks {
+		n += cap(c)
+	}
+	for _, c := range sb.spare {
+		n += cap(c)
+	}
+	return n
+}
+
+// blankForTrim reports whether a cell at the end of a row may be dropped.
+func blankForTrim(c *cell) bool {
+	const visible = AttrInverse | AttrUnderline | AttrDoubleUnderline |
+		AttrCurlyUnderline | AttrStrike | AttrOverline
+	return c.r == ' ' && c.bg == 0 && c.attr&visible == 0 && c.fl&flComb == 0
+}
+
+// push compacts a row that scrolled off the screen into the scrollback.
+func (sb *scrollback) push(l *line) {
+	if sb.max <= 0 {
+		return
+	}
+	cells := l.c
+	end := min(l.used, len(cells))
+	if l.wrapped {
+		for end > 0 && cells[end-1].fl&flPad != 0 {
+			end--
+		}
+	} else {
+		for end > 0 && blankForTrim(&cells[end-1]) {
+			end--
+		}
+	}
+	cells = cells[:end]
+	worst := 3 + len(cells)*(utf8.UTFMax+binary.MaxVarintLen32+11)
+	for k, v := range l.comb {
+		if k < end && cells[k].fl&flComb != 0 {
+			worst += len(v)
+		}
+	}
+	if sb.n == sb.max {
+		sb.dropOldest()
+	}
+	dst, seq := sb.alloc(worst)
+	var data []byte
+	if l.complex {
+		data, sb.runs = encodeLine(dst, cells, l.comb, sb.runs)
+	} else {
+		data, sb.runs = encodeASCII(dst, cells, sb.runs)
+	}
+	sb.used += len(data)
+	if sb.n == len(sb.ring) {
+		sb.grow()
+	}
+	j := sb.head + sb.n
+	if j >= len(sb.ring) {
+		j -= len(sb.ring)
+	}
+	sb.ring[j] = sbLine{data: data, seq: seq, wrapped: l.wrapped}
+	sb.n++
+}
+
+func (sb *scrollback) grow() {
+	size := min(max(2*len(sb.ring), 256), sb.max)
+	ring := make([]sbLine, size)
+	for i := 0; i < sb.n; i++ {
+		ring[i] = *sb.at(i)
+	}
+	sb.ring, sb.head = ring, 0
+}
+
+// alloc returns an empty slice with room for size bytes in the current
+// chunk, starting a new chunk if needed, and that chunk's seq.
+func (sb *scrollback) alloc(size int) ([]byte, uint32) {
+	if len(sb.chunks) == 0 || sb.used+size > len(sb.chunks[len(sb.chunks)-1]) {
+		var c []byte
+		if size <= chunkSize && len(sb.spare) > 0 {
+			c = sb.spare[len(sb.spare)-1]
+			sb.spare[len(sb.spare)-1] = nil
+			sb.spare = sb.spare[:len(sb.spare)-1]
+		} else {
+			c = make([]byte, max(size, chunkSize))
+		}
+		if len(sb.chunks) == 0 {
+			sb.firstSeq = sb.nextSeq
+		}
+		sb.chunks = append(sb.chunks, c)
+		sb.nextSeq++
+		sb.used = 0
+	}
+	c := sb.chunks[len(sb.chunks)-1]
+	return c[sb.used:sb.used:len(c)], sb.firstSeq + uint32(len(sb.chunks)-1)
+}
+
+// dropOldest forgets the oldest line, recycling chunks no line uses.
+func (sb *scrollback) dropOldest() {
+	sb.ring[sb.head] = sbLine{}
+	sb.head++
+	if sb.head == len(sb.ring) {
+		sb.head = 0
+	}
+	sb.n--
+	minSeq := sb.firstSeq + uint32(len(sb.chunks)-1)
+	if sb.n > 0 {
+		minSeq = sb.ring[sb.head].seq
+	}
+	for sb.firstSeq < minSeq && len(sb.chunks) > 1 {
+		c := sb.chunks[0]
+		copy(sb.chunks, sb.chunks[1:])
+		sb.chunks[len(sb.chunks)-1] = nil
+		sb.chunks = sb.chunks[:len(sb.chunks)-1]
+		sb.firstSeq++
+		if len(c) == chunkSize && len(sb.spare) < 2 {
+			sb.spare = append(sb.spare, c)
+		}
+	}
+}
+
+// encodeLine appends the compact form of cells to dst, which must have
+// room for the worst case. runs is scratch space; it is returned for reuse.
+func encodeLine(dst []byte, cells []cell, comb map[int]string, runs []byte) ([]byte, []byte) {
+	base := len(dst)
+	dst = append(dst, 0, 0, 0) // text length, filled in below
+	runs = runs[:0]
+	var fg, bg Color
+	var attr Attr
+	for i := range cells {
+		c := &cells[i]
+		if c.fg != fg || c.bg != bg || c.attr != attr {
+			runs = appendRun(runs, i, c)
+			fg, bg, attr = c.fg, c.bg, c.attr
+		}
+		if c.r < utf8.RuneSelf && c.fl == 0 {
+			if c.w != 0 {
+				dst = append(dst, byte(c.r))
+			}
+			continue
+		}
+		if c.w == 0 {
+			continue
+		}
+		dst = utf8.AppendRune(dst, c.r)
+		if c.fl&flComb != 0 {
+			dst = append(dst, comb[i]...)
+		}
+	}
+	n := len(dst) - base - 3
+	dst[base], dst[base+1], dst[base+2] = byte(n), byte(n>>8), byte(n>>16)
+	return append(dst, runs...), runs
+}
+
+// encodeASCII is encodeLine for rows holding only narrow ASCII cells.
+func encodeASCII(dst []byte, cells []cell, runs []byte) ([]byte, []byte) {
+	n := len(cells)
+	base := len(dst)
+	dst = dst[:base+3+n]
+	dst[base], dst[base+1], dst[base+2] = byte(n), byte(n>>8), byte(n>>16)
+	text := dst[base+3:]
+	runs = runs[:0]
+	var fg, bg Color
+	var attr Attr
+	for i := range cells {
+		c := &cells[i]
+		if c.fg != fg || c.bg != bg || c.attr != attr {
+			runs = appendRun(runs, i, c)
+			fg, bg, attr = c.fg, c.bg, c.attr
+		}
+		text[i] = byte(c.r)
+	}
+	return append(dst, runs...), runs
+}
+
+func appendRun(runs []byte, col int, c *cell) []byte {
+	runs = binary.AppendUvarint(runs, uint64(col))
+	var mask byte
+	if c.fg != 0 {
+		mask |= 1
+	}
+	if c.bg != 0 {
+		mask |= 2
+	}
+	if c.attr != 0 {
+		mask |= 4
+	}
+	runs = append(runs, mask)
+	if c.fg != 0 {
+		runs = binary.LittleEndian.AppendUint32(runs, uint32(c.fg))
+	}
+	if c.bg != 0 {
+		runs = binary.LittleEndian.AppendUint32(runs, uint32(c.bg))
+	}
+	if c.attr != 0 {
+		runs = binary.LittleEndian.AppendUint16(runs, uint16(c.attr))
+	}
+	return runs
+}
+
+// lineText returns the text part of an encoded line.
+func lineText(data []byte) []byte {
+	if len(data) < 3 {
+		return nil
+	}
+	n := int(data[0]) | int(data[1])<<8 | int(data[2])<<16
+	if len(data)-3 < n {
+		return nil
+	}
+	return data[3 : 3+n]
+}
+
+// decodeCells expands an encoded line into cells.
+func decodeCells(data []byte) []Cell {
+	text := lineText(data)
+	runs := data[min(len(data), 3+len(text)):]
+	out := make([]Cell, 0, len(text))
+	for len(text) > 0 {
+		r, size := utf8.DecodeRune(text)
+		text = text[size:]
+		w := 1
+		if r >= 0x300 {
+			w = runeWidth(r)
+		}
+		if w == 0 {
+			for j := len(out) - 1; j >= 0; j-- {
+				if out[j].Width > 0 {
+					out[j].Comb += string(r)
+					break
+				}
+			}
+			continue
+		}
+		out = append(out, Cell{Rune: r, Width: w})
+		if w == 2 {
+			out = append(out, Cell{Width: 0})
+		}
+	}
+	var st Style
+	col := 0
+	for len(runs) > 0 {
+		start, k := binary.Uvarint(runs)
+		if k <= 0 || len(runs) < k+1 {
+			break
+		}
+		mask := runs[k]
+		runs = runs[k+1:]
+		var next Style
+		if mask&1 != 0 && len(runs) >= 4 {
+			next.Fg = Color(binary.LittleEndian.Uint32(runs))
+			runs = runs[4:]
+		}
+		if mask&2 != 0 && len(runs) >= 4 {
+			next.Bg = Color(binary.LittleEndian.Uint32(runs))
+			runs = runs[4:]
+		}
+		if mask&4 != 0 && len(runs) >= 2 {
+			next.Attrs = Attr(binary.LittleEndian.Uint16(runs))
+			runs = runs[2:]
+		}
+		for ; col < int(start) && col < len(out); col++ {
+			out[col].Style = st
+		}
+		st = next
+	}
+	for ; col < len(out); col++ {
+		out[col].Style = st
+	}
+	return out
+}
