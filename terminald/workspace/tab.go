@@ -59,13 +59,13 @@ type tab struct {
 
 	// notify is called, without t.mu held, after output changed something a
 	// watcher cares about.
-	notify func(*tab, change)
+	notify func(*tab)
 
 	mu        sync.Mutex
 	scr       *screen.Screen
 	atPrompt  bool // between OSC 133 A/B and C
 	sawPrompt bool // the shell has reported a prompt at least once
-	pending   change
+	pending   bool // output reported something watchers may care about
 	exited    bool
 	exitCode  int
 	closed    bool
@@ -80,16 +80,8 @@ type tab struct {
 	stop     chan struct{} // closed by close to end writeLoop
 }
 
-// change is a bit set of what a piece of output altered.
-type change uint8
-
-const (
-	changeMeta change = 1 << iota // title, directory, exit
-	changeIdle                    // idle state may have flipped
-)
-
 // startTab starts spec's program on a new PTY.
-func startTab(spec tabSpec, notify func(*tab, change)) (*tab, error) {
+func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 	if len(spec.argv) == 0 {
 		return nil, fmt.Errorf("start tab %s: empty command: %w", spec.id, errdefs.ErrInvalidArgument)
 	}
@@ -161,16 +153,12 @@ func (t *tab) readLoop() {
 		n, err := t.pty.Read(buf)
 		if n > 0 {
 			t.mu.Lock()
-			idleBefore := t.idleLocked()
 			t.scr.Write(buf[:n])
-			c := t.pending
-			t.pending = 0
-			if c&changeIdle != 0 && t.idleLocked() == idleBefore {
-				c &^= changeIdle
-			}
+			changed := t.pending
+			t.pending = false
 			t.mu.Unlock()
-			if c != 0 {
-				t.notify(t, c)
+			if changed {
+				t.notify(t)
 			}
 		}
 		if err != nil {
@@ -213,7 +201,7 @@ func (t *tab) waitLoop() {
 	t.exited, t.exitCode = true, code
 	t.mu.Unlock()
 	close(t.waitDone)
-	t.notify(t, changeMeta|changeIdle)
+	t.notify(t)
 }
 
 // reply queues a terminal-query answer. It is called from inside
@@ -232,15 +220,13 @@ func (t *tab) onEvent(ev screen.Event) {
 	switch ev.Kind {
 	case screen.EventPromptStart, screen.EventCommandStart:
 		t.sawPrompt, t.atPrompt = true, true
-		t.pending |= changeIdle
 	case screen.EventCommandExecuted:
 		t.atPrompt = false
-		t.pending |= changeIdle
-	case screen.EventCommandFinished:
-		t.pending |= changeIdle
-	case screen.EventTitle, screen.EventCwd:
-		t.pending |= changeMeta
+	case screen.EventCommandFinished, screen.EventTitle, screen.EventCwd:
+	default:
+		return
 	}
+	t.pending = true
 }
 
 // foreground returns the PTY's foreground process group, or 0.

@@ -293,7 +293,7 @@ func (w *Workspace) tabLocked(id string) (*tabEntry, error) {
 
 // tabChanged is every tab's notify callback: output or exit may have
 // altered something watchers see.
-func (w *Workspace) tabChanged(t *tab, _ change) {
+func (w *Workspace) tabChanged(t *tab) {
 	w.mu.Lock()
 	e, ok := w.tabs[t.id]
 	if !ok {
