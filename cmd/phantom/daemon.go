@@ -41,8 +41,10 @@ func daemonCmd() *cobra.Command {
 			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			// A daemon must outlive the terminal that started it.
-			signal.Ignore(syscall.SIGHUP)
+			// A daemon must outlive the terminal that started it. Catch
+			// SIGHUP rather than ignore it: an ignored signal stays ignored
+			// across exec, so every tab's processes would survive hang-ups.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 			return run(ctx, listen, l, logger)
 		},
 	}
