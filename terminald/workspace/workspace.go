@@ -63,8 +63,9 @@ type Workspace struct {
 	watchers map[*Watcher]struct{}
 	closing  bool
 
-	stopPoll chan struct{}
-	pollDone chan struct{}
+	stopPoll     chan struct{}
+	pollDone     chan struct{}
+	shutdownOnce sync.Once
 }
 
 // tabEntry is a tab and its place in the workspace; guarded by Workspace.mu.
@@ -237,6 +238,7 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 	switch {
 	case len(spec.Command) > 0:
 		ts.argv = spec.Command
+		ts.shell = isInteractiveShell(spec.Command)
 	case spec.Agent != "":
 		argv, ok := w.opts.Config.Agents[spec.Agent]
 		if !ok {
@@ -252,8 +254,26 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 		ts.argv = append([]string{sh.Path}, sh.Args...)
 		ts.env = tabEnv(env, envMap(sh.Env))
 		ts.integrated = sh.Kind != shell.Other
+		ts.shell = true
 	}
 	return ts, nil
+}
+
+// isInteractiveShell reports whether a command line starts an interactive
+// shell (`phantom new -- zsh`), which can sit at a prompt, though without
+// integration. `sh -c CMD` runs a script and never prompts.
+func isInteractiveShell(argv []string) bool {
+	if slices.ContainsFunc(argv[1:], func(a string) bool { return strings.HasPrefix(a, "-") && strings.Contains(a, "c") && !strings.HasPrefix(a, "--") }) {
+		return false
+	}
+	if shell.Detect(argv[0]) != shell.Other {
+		return true
+	}
+	switch filepath.Base(argv[0]) {
+	case "sh", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh":
+		return true
+	}
+	return false
 }
 
 func checkDir(dir string) error {
@@ -382,11 +402,15 @@ func (w *Workspace) Close(id string) error {
 }
 
 // Shutdown closes every tab (hanging up every shell) and every watcher.
+// Every call returns only once all of that is done, so a second caller
+// never races ahead of hang-ups still in progress.
 func (w *Workspace) Shutdown() {
+	w.shutdownOnce.Do(w.shutdown)
+}
+
+func (w *Workspace) shutdown() {
 	w.mu.Lock()
-	if !w.closing {
-		close(w.stopPoll)
-	}
+	close(w.stopPoll)
 	w.closing = true
 	ids := make([]string, 0, len(w.tabs))
 	for id := range w.tabs {

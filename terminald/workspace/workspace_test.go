@@ -183,3 +183,24 @@ func TestCheckCommandLine(t *testing.T) {
 		}
 	}
 }
+
+func TestIsInteractiveShell(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"bash"}, true},
+		{[]string{"/usr/bin/zsh", "-l"}, true},
+		{[]string{"sh"}, true},
+		{[]string{"fish", "--private"}, true},
+		{[]string{"sh", "-c", "sleep 1"}, false},
+		{[]string{"bash", "-lc", "make"}, false},
+		{[]string{"make", "-C", "dir"}, false},
+		{[]string{"claude"}, false},
+		{[]string{"python3"}, false},
+	} {
+		if got := isInteractiveShell(tc.argv); got != tc.want {
+			t.Errorf("isInteractiveShell(%q) = %v, want %v", tc.argv, got, tc.want)
+		}
+	}
+}
