@@ -18,6 +18,9 @@ const DefaultReadLines = 100
 type Service struct {
 	terminalv1.UnimplementedTerminalServiceServer
 	ws *workspace.Workspace
+	// pendingSheets counts the permission sheets waiting for the human,
+	// shown by attach; nil until sheets exist.
+	pendingSheets func() int
 }
 
 // NewService serves ws.

@@ -47,6 +47,26 @@ func benchData(kind string, size int) []byte {
 				l += len(w) + 1
 			}
 			b.WriteString("\r\n")
+		case "mixed":
+			// Mostly plain lines, some with coloured words (logs, build
+			// output, diffs).
+			n := 40 + rng.Intn(40)
+			l := 0
+			colour := rng.Intn(3) == 0
+			if colour {
+				fmt.Fprintf(&b, "\x1b[%dm%s\x1b[0m ", 31+rng.Intn(6), words[rng.Intn(len(words))])
+			}
+			for l < n {
+				w := words[rng.Intn(len(words))]
+				if colour && rng.Intn(5) == 0 {
+					fmt.Fprintf(&b, "\x1b[1;%dm%s\x1b[0m ", 31+rng.Intn(6), w)
+				} else {
+					b.WriteString(w)
+					b.WriteByte(' ')
+				}
+				l += len(w) + 1
+			}
+			b.WriteString("\r\n")
 		case "cjk":
 			n := 20 + rng.Intn(18)
 			for i := 0; i < n; i++ {
@@ -93,10 +113,12 @@ func threadCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func BenchmarkWriteASCII(b *testing.B)             { benchWrite(b, "ascii", 0) }
-func BenchmarkWriteSGR(b *testing.B)               { benchWrite(b, "sgr", 0) }
-func BenchmarkWriteCJK(b *testing.B)               { benchWrite(b, "cjk", 0) }
-func BenchmarkWriteSGRFullScrollback(b *testing.B) { benchWrite(b, "sgr", 100000) }
+func BenchmarkWriteASCII(b *testing.B)               { benchWrite(b, "ascii", 0) }
+func BenchmarkWriteSGR(b *testing.B)                 { benchWrite(b, "sgr", 0) }
+func BenchmarkWriteMixed(b *testing.B)               { benchWrite(b, "mixed", 0) }
+func BenchmarkWriteMixedFullScrollback(b *testing.B) { benchWrite(b, "mixed", 100000) }
+func BenchmarkWriteCJK(b *testing.B)                 { benchWrite(b, "cjk", 0) }
+func BenchmarkWriteSGRFullScrollback(b *testing.B)   { benchWrite(b, "sgr", 100000) }
 func BenchmarkWriteASCIIFullScrollback(b *testing.B) {
 	benchWrite(b, "ascii", 100000)
 }

@@ -102,13 +102,25 @@ func (c *cell) style() Style { return Style{Fg: c.fg, Bg: c.bg, Attrs: c.attr} }
 // line is one visible row.
 type line struct {
 	c       []cell
-	wrapped bool           // the row continues on the next one (autowrap)
+	wrapped bool // the row continues on the next one (autowrap)
 	// used bounds the written part: every cell at index >= used is
 	// exactly blankCell. It lets scrollback compaction skip the blank tail.
 	used int
 	// complex is set once a cell holds anything but a narrow ASCII rune
 	// (wide, non-ASCII, combining, wrap padding); cleared by resetLine.
 	complex bool
+
+	// Compact form (see compact.go): when compact is set the row is text
+	// (ASCII) plus style runs, and c is stale.
+	compact bool
+	text    []byte
+	runs    []byte
+	rfg     Color // style of the last run
+	rbg     Color
+	rattr   Attr
+	rbyte   int            // text length when the last run started
+	ccol    int            // columns covered by text
+	combLen int            // bytes of zero-width runes after the last base rune
 	comb    map[int]string // combining marks of cells with flComb, by column
 }
 

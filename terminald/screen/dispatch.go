@@ -50,6 +50,10 @@ func (s *Screen) escInterDispatch(inter, b byte) {
 // csiDispatch executes a complete CSI sequence with final byte b.
 func (s *Screen) csiDispatch(b byte) {
 	ps := &s.p
+	if b == 'm' && ps.priv == 0 && ps.inter == 0 {
+		s.sgr()
+		return
+	}
 	switch ps.priv {
 	case 0:
 	case '?':

@@ -17,6 +17,13 @@
 // pointers. Combining marks are rare and kept in a small per-row map so that
 // ordinary cells stay small.
 //
+// Most rows of bulk output (cat, logs, compilers) are written once, left to
+// right, and then scroll away. Such a row stays "compact" (compact.go): its
+// UTF-8 text and style runs are appended directly in the scrollback's
+// encoding and its cells are never touched; scrolling it off copies two
+// byte slices. The first operation that needs cells (overwriting, partial
+// erase, insert/delete, reading it with Row) materialises the row.
+//
 // Scrollback never stores cells. When a row scrolls off the top of the main
 // screen it is compacted into its UTF-8 text followed by a short list of
 // style runs, appended to 64 KiB arena chunks. Lines are indexed by a ring

@@ -24,6 +24,18 @@ func FuzzWrite(f *testing.F) {
 		if a, b := snapshot(s1, r1), snapshot(s2, r2); a != b {
 			t.Fatalf("split at %d differs:\n%s\nwant:\n%s", k, b, a)
 		}
+		// Forcing rows into cell form along the way (Row materialises
+		// compact rows) must not change what is shown.
+		s3, r3 := newRec(c, r, 50)
+		for rest := data; len(rest) > 0; {
+			n := min(len(rest), 7)
+			s3.Write(rest[:n])
+			s3.Row(s3.Cursor().Y)
+			rest = rest[n:]
+		}
+		if a, b := snapshot(s1, r1), snapshot(s3, r3); a != b {
+			t.Fatalf("materialised rows differ:\n%s\nwant:\n%s", b, a)
+		}
 		// Resizing and reading back never panics and keeps invariants.
 		s1.Resize(c/2+1, r/2+1)
 		checkInvariants(t, s1)

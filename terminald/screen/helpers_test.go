@@ -29,7 +29,7 @@ func snapshot(s *Screen, r *recorder) string {
 		cols, rows, c, s.AltScreen(), s.Title(), s.Cwd(), s.Modes(), s.ScrollbackLen())
 	for i := 0; i < s.ScrollbackLen(); i++ {
 		cells, w := s.ScrollbackRow(i)
-		fmt.Fprintf(&b, "sb%d w=%v %s\n", i, w, dumpCells(cells))
+		fmt.Fprintf(&b, "sb%d w=%v %s\n", i, w, dumpCells(trimBlank(cells)))
 	}
 	for y := 0; y < rows; y++ {
 		fmt.Fprintf(&b, "row%d w=%v %s\n", y, s.RowWrapped(y), dumpCells(s.Row(y)))
@@ -39,6 +39,19 @@ func snapshot(s *Screen, r *recorder) string {
 		fmt.Fprintf(&b, "replies=%q events=%+v\n", r.replies, r.events)
 	}
 	return b.String()
+}
+
+// trimBlank drops trailing blank cells that the scrollback may or may not
+// store, depending on whether the row was compact.
+func trimBlank(cells []Cell) []Cell {
+	for len(cells) > 0 {
+		c := cells[len(cells)-1]
+		if c.Rune != ' ' || c.Comb != "" || c.Style.Bg != 0 || c.Style.Attrs&visibleAttrs != 0 {
+			break
+		}
+		cells = cells[:len(cells)-1]
+	}
+	return cells
 }
 
 func dumpCells(cells []Cell) string {
@@ -57,6 +70,15 @@ func dumpCells(cells []Cell) string {
 		}
 	}
 	return b.String()
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // rowText is the text of visible row y with trailing spaces removed.
@@ -80,7 +102,7 @@ func checkInvariants(t testing.TB, s *Screen) {
 	if s.sb.n > s.sb.max {
 		t.Fatalf("scrollback %d > %d", s.sb.n, s.sb.max)
 	}
-	if len(s.tabs) != s.cols || len(s.dirty) != s.rows {
+	if len(s.tabs) != s.cols || len(s.clean) != s.rows {
 		t.Fatalf("tabs/dirty size")
 	}
 	for _, g := range []*grid{s.main, s.alt} {
@@ -91,6 +113,29 @@ func checkInvariants(t testing.TB, s *Screen) {
 			t.Fatalf("grid has %d rows, want %d", len(g.lines), s.rows)
 		}
 		for y, l := range g.lines {
+			if l.compact {
+				if l.ccol > s.cols {
+					t.Fatalf("compact row %d has %d columns", y, l.ccol)
+				}
+				for _, r := range string(l.text) {
+					if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+						t.Fatalf("compact row %d has rune %U", y, r)
+					}
+				}
+				if !l.complex && !isASCII(l.text) {
+					t.Fatalf("compact row %d: non-ASCII text but not complex", y)
+				}
+				// Materialising a copy must give consistent cells.
+				cp := *l
+				cp.c = make([]cell, len(l.c))
+				cp.text = append([]byte(nil), l.text...)
+				cp.comb = nil
+				s.mat(&cp)
+				if cp.used != l.ccol {
+					t.Fatalf("compact row %d: %d columns materialise to %d", y, l.ccol, cp.used)
+				}
+				continue
+			}
 			if len(l.c) != s.cols {
 				t.Fatalf("row %d has %d cells, want %d", y, len(l.c), s.cols)
 			}

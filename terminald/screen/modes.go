@@ -5,11 +5,11 @@ type MouseMode int
 
 // Mouse tracking modes (DECSET 9, 1000, 1002, 1003).
 const (
-	MouseNone   MouseMode = iota
-	MouseX10              // ?9: button presses only
-	MouseNormal           // ?1000: presses and releases
-	MouseButton           // ?1002: also motion while a button is down
-	MouseAny              // ?1003: all motion
+	MouseNone   MouseMode = iota // no mouse reporting
+	MouseX10                     // ?9: button presses only
+	MouseNormal                  // ?1000: presses and releases
+	MouseButton                  // ?1002: also motion while a button is down
+	MouseAny                     // ?1003: all motion
 )
 
 // MouseEncoding is how mouse reports are encoded.
@@ -63,15 +63,30 @@ func (s *Screen) setPrivateMode(mode int, on bool) {
 			s.wrapNext = false
 		}
 	case 9, 1000, 1002, 1003:
-		mm := map[int]MouseMode{9: MouseX10, 1000: MouseNormal, 1002: MouseButton, 1003: MouseAny}[mode]
+		mm := MouseX10
+		switch mode {
+		case 1000:
+			mm = MouseNormal
+		case 1002:
+			mm = MouseButton
+		case 1003:
+			mm = MouseAny
+		}
 		if on {
 			m.Mouse = mm
 		} else if m.Mouse == mm {
 			m.Mouse = MouseNone
 		}
 	case 1005, 1006, 1015, 1016:
-		e := map[int]MouseEncoding{1005: MouseEncodingUTF8, 1006: MouseEncodingSGR,
-			1015: MouseEncodingURXVT, 1016: MouseEncodingSGRPixels}[mode]
+		e := MouseEncodingUTF8
+		switch mode {
+		case 1006:
+			e = MouseEncodingSGR
+		case 1015:
+			e = MouseEncodingURXVT
+		case 1016:
+			e = MouseEncodingSGRPixels
+		}
 		if on {
 			m.MouseEncoding = e
 		} else if m.MouseEncoding == e {

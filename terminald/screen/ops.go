@@ -35,6 +35,11 @@ func (s *Screen) reverseIndex() {
 
 // resetLine blanks a whole row and forgets its wrap flag and marks.
 func (s *Screen) resetLine(l *line, b cell) {
+	if b == blankCell {
+		compactReset(l)
+		return
+	}
+	l.compact = false
 	if b != s.blankVal || len(s.blankRow) < len(l.c) {
 		s.blankVal = b
 		if cap(s.blankRow) < s.cols {
@@ -87,9 +92,7 @@ func (s *Screen) scrollUp(top, bot, n int, save bool) {
 		}
 		s.tmpLines = tmp[:0]
 	}
-	for y := top; y <= bot; y++ {
-		s.dirty[y] = true
-	}
+	clear(s.clean[top : bot+1])
 }
 
 // scrollDown moves rows top..bot down by n, blanking n rows at the top.
@@ -107,9 +110,7 @@ func (s *Screen) scrollDown(top, bot, n int) {
 		s.resetLine(l, b)
 	}
 	s.tmpLines = tmp[:0]
-	for y := top; y <= bot; y++ {
-		s.dirty[y] = true
-	}
+	clear(s.clean[top : bot+1])
 }
 
 func (s *Screen) backspace() {
@@ -191,6 +192,10 @@ func (s *Screen) eraseCells(y, from, to int) {
 	if from >= to {
 		return
 	}
+	if l.compact && from >= l.ccol && s.pen.bg == 0 {
+		return // already default blanks
+	}
+	s.mat(l)
 	s.clearWide(l, from)
 	s.clearWide(l, to-1)
 	b := s.blank()
@@ -198,7 +203,7 @@ func (s *Screen) eraseCells(y, from, to int) {
 	if b != blankCell {
 		l.used = max(l.used, min(to+1, s.cols))
 	}
-	s.dirty[y] = true
+	s.clean[y] = false
 }
 
 // eraseLine handles EL.
@@ -211,7 +216,7 @@ func (s *Screen) eraseLine(mode int) {
 		s.eraseCells(s.y, 0, s.x+1)
 	case 2:
 		s.resetLine(s.cur.lines[s.y], s.blank())
-		s.dirty[s.y] = true
+		s.clean[s.y] = false
 	}
 }
 
@@ -222,18 +227,18 @@ func (s *Screen) eraseDisplay(mode int) {
 		s.eraseLine(0)
 		for y := s.y + 1; y < s.rows; y++ {
 			s.resetLine(s.cur.lines[y], s.blank())
-			s.dirty[y] = true
+			s.clean[y] = false
 		}
 	case 1:
 		for y := 0; y < s.y; y++ {
 			s.resetLine(s.cur.lines[y], s.blank())
-			s.dirty[y] = true
+			s.clean[y] = false
 		}
 		s.eraseLine(1)
 	case 2:
 		for y := 0; y < s.rows; y++ {
 			s.resetLine(s.cur.lines[y], s.blank())
-			s.dirty[y] = true
+			s.clean[y] = false
 		}
 	case 3:
 		s.sb.reset()
@@ -246,6 +251,7 @@ func (s *Screen) insertCells(l *line, x, n int) {
 		return
 	}
 	n = min(n, s.cols-x)
+	s.mat(l)
 	if l.c[x].w == 0 {
 		s.clearWide(l, x)
 	}
@@ -260,7 +266,7 @@ func (s *Screen) insertCells(l *line, x, n int) {
 		l.used = max(l.used, x+n)
 	}
 	shiftComb(l, x, n, s.cols)
-	s.dirty[s.y] = true
+	s.clean[s.y] = false
 }
 
 // deleteCells removes n cells at x from row l, shifting the rest left (DCH).
@@ -269,6 +275,7 @@ func (s *Screen) deleteCells(l *line, x, n int) {
 		return
 	}
 	n = min(n, s.cols-x)
+	s.mat(l)
 	if l.c[x].w == 0 {
 		s.clearWide(l, x)
 	}
@@ -282,7 +289,7 @@ func (s *Screen) deleteCells(l *line, x, n int) {
 		l.used = s.cols
 	}
 	shiftComb(l, x, -n, s.cols)
-	s.dirty[s.y] = true
+	s.clean[s.y] = false
 }
 
 // shiftComb moves the combining marks of cells at or after x by delta.

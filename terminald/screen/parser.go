@@ -16,12 +16,12 @@ func printable8(w uint64) bool {
 
 // Parser states (a VT500-style machine, reduced to what xterm acts on).
 const (
-	stGround   uint8 = iota
-	stEsc            // after ESC
-	stCSI            // CSI parameters and intermediates
-	stCSIIgnore      // malformed CSI: consume until its final byte
-	stOSC            // OSC payload
-	stString         // DCS, SOS, PM, APC payload: ignored until ST
+	stGround    uint8 = iota
+	stEsc             // after ESC
+	stCSI             // CSI parameters and intermediates
+	stCSIIgnore       // malformed CSI: consume until its final byte
+	stOSC             // OSC payload
+	stString          // DCS, SOS, PM, APC payload: ignored until ST
 )
 
 const (
@@ -73,11 +73,32 @@ func (s *Screen) Write(p []byte) (int, error) {
 				for j < n && p[j] >= 0x20 && p[j] < 0x7f {
 					j++
 				}
-				s.printASCII(p[i:j])
+				// Fast path: append to a compact row without wrapping.
+				if l := s.cur.lines[s.y]; l.compact && s.x >= l.ccol && s.x+(j-i) < s.cols &&
+					!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
+					compactAppend(l, s.x, p[i:j], &s.pen)
+					s.x += j - i
+					s.lastRune = rune(p[j-1])
+					s.clean[s.y] = false
+				} else {
+					s.printASCII(p[i:j])
+				}
 				i = j
 				continue
 			}
 			if b < 0x20 {
+				if b == 0x1b && i+1 < n && p[i+1] == '[' {
+					if k := s.fastCSI(p, i+2); k > 0 {
+						i = k
+						continue
+					}
+					// ESC [ straight into CSI parsing.
+					ps.priv, ps.inter, ps.inter2 = 0, 0, false
+					ps.np, ps.sub, ps.cur, ps.colon = 0, 0, -1, false
+					ps.state = stCSI
+					i = s.csiBytes(p, i+2)
+					continue
+				}
 				s.execute(b)
 				i++
 				continue
@@ -142,6 +163,26 @@ func (s *Screen) printUTF8(p []byte, i int) int {
 		if r == utf8.RuneError && size <= 1 && !utf8.FullRune(p[i:]) {
 			s.p.un = copy(s.p.ubuf[:], p[i:])
 			return len(p)
+		}
+		if size > 1 && r >= 0xa0 {
+			// Fast path: append the rune's bytes to a compact row.
+			w := runeWidth(r)
+			l := s.cur.lines[s.y]
+			if w > 0 && l.compact && s.x >= l.ccol && s.x+w < s.cols &&
+				!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
+				if s.x != l.ccol || s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr {
+					compactStyle(l, s.x, &s.pen)
+				}
+				l.text = append(l.text, p[i:i+size]...)
+				l.ccol = s.x + w
+				l.combLen = 0
+				l.complex = true
+				s.x += w
+				s.lastRune = r
+				s.clean[s.y] = false
+				i += size
+				continue
+			}
 		}
 		s.printRune(r)
 		i += size
@@ -264,41 +305,106 @@ func (s *Screen) escByte(b byte, i int) int {
 	return i + 1
 }
 
-// csiBytes consumes CSI parameter, intermediate and final bytes.
+// fastCSI handles the common case of a complete CSI sequence with only
+// digits and ';' before its final byte, all within p (p[i] is the byte
+// after ESC [). It returns the index after the sequence, or 0 if the
+// general parser must handle it; then nothing has been changed.
+func (s *Screen) fastCSI(p []byte, i int) int {
+	ps := &s.p
+	np := 0
+	cur := int32(-1)
+	for ; i < len(p); i++ {
+		b := p[i]
+		if d := b - '0'; d <= 9 {
+			if cur < 0 {
+				cur = 0
+			}
+			if cur < 100000 {
+				cur = cur*10 + int32(d)
+			}
+			continue
+		}
+		if np == maxParams {
+			return 0
+		}
+		switch {
+		case b == ';':
+			ps.params[np] = cur
+			np++
+			cur = -1
+		case b >= 0x40 && b <= 0x7e:
+			ps.params[np] = cur
+			ps.np = np + 1
+			ps.sub, ps.cur, ps.colon = 0, -1, false
+			ps.priv, ps.inter, ps.inter2 = 0, 0, false
+			if b == 'm' {
+				s.sgr()
+			} else {
+				s.csiDispatch(b)
+			}
+			return i + 1
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// csiBytes consumes CSI parameter, intermediate and final bytes. The
+// parameter being parsed and the count are kept in locals in the hot loop.
 func (s *Screen) csiBytes(p []byte, i int) int {
 	ps := &s.p
+	cur, np := ps.cur, ps.np
 	for i < len(p) {
 		b := p[i]
 		i++
-		switch {
-		case b >= '0' && b <= '9':
+		if d := b - '0'; d <= 9 {
 			if ps.inter != 0 {
 				ps.state = stCSIIgnore
-				return i
+				break
 			}
-			if ps.cur < 0 {
-				ps.cur = 0
+			if cur < 0 {
+				cur = 0
 			}
-			if ps.cur < 100000 {
-				ps.cur = ps.cur*10 + int32(b-'0')
+			if cur < 100000 {
+				cur = cur*10 + int32(d)
 			}
+			continue
+		}
+		switch {
 		case b == ';' || b == ':':
 			if ps.inter != 0 {
 				ps.state = stCSIIgnore
+				ps.cur, ps.np = cur, np
 				return i
 			}
-			ps.pushParam()
+			if np < maxParams {
+				if ps.colon {
+					ps.sub |= 1 << np
+				}
+				ps.params[np] = cur
+				np++
+			}
+			cur = -1
 			ps.colon = b == ':'
 		case b >= 0x40 && b <= 0x7e:
-			ps.pushParam()
+			if np < maxParams {
+				if ps.colon {
+					ps.sub |= 1 << np
+				}
+				ps.params[np] = cur
+				np++
+			}
+			ps.cur, ps.np, ps.colon = -1, np, false
 			ps.state = stGround
 			if !ps.inter2 {
 				s.csiDispatch(b)
 			}
 			return i
 		case b >= 0x3c && b <= 0x3f:
-			if ps.np > 0 || ps.cur >= 0 || ps.priv != 0 || ps.inter != 0 {
+			if np > 0 || cur >= 0 || ps.priv != 0 || ps.inter != 0 {
 				ps.state = stCSIIgnore
+				ps.cur, ps.np = cur, np
 				return i
 			}
 			ps.priv = b
@@ -309,6 +415,7 @@ func (s *Screen) csiBytes(p []byte, i int) int {
 				ps.inter2 = true
 			}
 		case b < 0x20:
+			ps.cur, ps.np = cur, np
 			s.controlInSequence(b)
 			if ps.state != stCSI {
 				return i
@@ -316,6 +423,7 @@ func (s *Screen) csiBytes(p []byte, i int) int {
 		default: // DEL and bytes >= 0x80 are ignored
 		}
 	}
+	ps.cur, ps.np = cur, np
 	return i
 }
 

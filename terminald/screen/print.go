@@ -1,5 +1,7 @@
 package screen
 
+import "unicode/utf8"
+
 // decSpecial maps ASCII 0x5f-0x7e to the DEC special graphics (line
 // drawing) set selected with ESC ( 0.
 var decSpecial = [32]rune{
@@ -27,6 +29,26 @@ func (s *Screen) printASCII(b []byte) {
 		l := s.cur.lines[s.y]
 		x := s.x
 		n := min(cols-x, len(b))
+		if l.compact && x >= l.ccol {
+			compactAppend(l, x, b[:n], &s.pen)
+			s.lastRune = rune(b[n-1])
+			s.clean[s.y] = false
+			b = b[n:]
+			x += n
+			if x >= cols {
+				x = cols - 1
+				if s.m.Autowrap {
+					s.wrapNext = true
+				} else if len(b) > 0 {
+					s.x = x
+					s.printASCII(b[len(b)-1:]) // materialises
+					return
+				}
+			}
+			s.x = x
+			continue
+		}
+		s.mat(l)
 		cells := l.c[x : x+n]
 		if cells[0].w == 0 {
 			s.clearWide(l, x)
@@ -43,7 +65,7 @@ func (s *Screen) printASCII(b []byte) {
 			cells[i] = t
 		}
 		s.lastRune = t.r
-		s.dirty[s.y] = true
+		s.clean[s.y] = false
 		b = b[n:]
 		x += n
 		if x >= cols {
@@ -68,6 +90,23 @@ func (s *Screen) put(r rune, w int) {
 		s.wrap()
 	}
 	l := s.cur.lines[s.y]
+	if l.compact && s.x >= l.ccol && !s.m.Insert && !s.charsets[s.gl] && (w == 1 || s.x < s.cols-1) {
+		compactAppendRune(l, s.x, r, w, &s.pen)
+		if r >= 0x80 {
+			l.complex = true
+		}
+		s.clean[s.y] = false
+		s.lastRune = r
+		s.x += w
+		if s.x >= s.cols {
+			s.x = s.cols - 1
+			if s.m.Autowrap {
+				s.wrapNext = true
+			}
+		}
+		return
+	}
+	s.mat(l)
 	if w == 2 && s.x == s.cols-1 {
 		if s.cols < 2 {
 			return
@@ -78,9 +117,10 @@ func (s *Screen) put(r rune, w int) {
 			pad.r, pad.fl = ' ', flPad
 			l.c[s.x] = pad
 			l.used, l.complex = s.cols, true
-			s.dirty[s.y] = true
+			s.clean[s.y] = false
 			s.wrap()
 			l = s.cur.lines[s.y]
+			s.mat(l)
 		} else {
 			s.x--
 		}
@@ -103,7 +143,7 @@ func (s *Screen) put(r rune, w int) {
 		c.r, c.w = 0, 0
 		l.c[s.x+1] = c
 	}
-	s.dirty[s.y] = true
+	s.clean[s.y] = false
 	s.lastRune = r
 	s.x += w
 	if s.x >= s.cols {
@@ -153,6 +193,18 @@ func (s *Screen) combine(r rune) {
 		return
 	}
 	l := s.cur.lines[s.y]
+	if l.compact && l.ccol > 0 && x+1 >= l.ccol && x < l.ccol && len(l.text) > 0 && l.text[len(l.text)-1] != ' ' {
+		// The previous cell is the last one appended: append the mark.
+		if l.combLen+4 <= maxComb {
+			n := len(l.text)
+			l.text = utf8.AppendRune(l.text, r)
+			l.combLen += len(l.text) - n
+			l.complex = true
+			s.clean[s.y] = false
+		}
+		return
+	}
+	s.mat(l)
 	if l.c[x].w == 0 && x > 0 {
 		x--
 	}
@@ -174,7 +226,7 @@ func (s *Screen) combine(r rune) {
 	c.fl |= flComb
 	l.used = max(l.used, x+1)
 	l.complex = true
-	s.dirty[s.y] = true
+	s.clean[s.y] = false
 }
 
 // rep repeats the last printed character n times (CSI b).

@@ -23,7 +23,7 @@ func (s *Screen) Resize(cols, rows int) {
 	} else {
 		s.tabs = s.tabs[:cols]
 	}
-	s.dirty = make([]bool, rows)
+	s.clean = make([]bool, rows)
 	s.markAllDirty()
 	s.top, s.bot = 0, rows-1
 	s.wrapNext = false
@@ -51,9 +51,12 @@ func (s *Screen) resizeGrid(g *grid, cols, rows int, cy *int, toScrollback bool)
 		clear(g.lines[len(g.lines):cap(g.lines)])
 	}
 	for len(g.lines) < rows {
-		g.lines = append(g.lines, &line{c: make([]cell, 0, cols)})
+		g.lines = append(g.lines, &line{c: make([]cell, 0, cols), compact: true})
 	}
 	for _, l := range g.lines {
+		if l.compact && l.ccol > cols {
+			s.mat(l) // truncate in cell form
+		}
 		old := len(l.c)
 		l.used = min(l.used, cols)
 		switch {

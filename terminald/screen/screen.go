@@ -1,6 +1,5 @@
 package screen
 
-
 // DefaultScrollback is the scrollback size used when Options.Scrollback is 0.
 const DefaultScrollback = 100000
 
@@ -88,7 +87,7 @@ type Screen struct {
 	lastRune rune
 
 	title, cwd string
-	dirty      []bool
+	clean      []bool // per visible row: unchanged since ClearDirty (inverted so scrolls can clear() it)
 	sb         scrollback
 	tmpLines   []*line
 	blankRow   []cell // cached row of blankVal cells for fast clearing
@@ -117,7 +116,8 @@ func New(o Options) *Screen {
 	s.sb.max = max
 	s.main = s.newGrid()
 	s.cur = s.main
-	s.dirty = make([]bool, s.rows)
+	s.clean = make([]bool, s.rows)
+	s.ClearDirty()
 	s.resetState()
 	return s
 }
@@ -136,7 +136,7 @@ func (s *Screen) newGrid() *grid {
 	// One backing array for all rows keeps a fresh screen compact.
 	cells := make([]cell, s.cols*s.rows)
 	for i := range g.lines {
-		l := &line{c: cells[i*s.cols : (i+1)*s.cols : (i+1)*s.cols]}
+		l := &line{c: cells[i*s.cols : (i+1)*s.cols : (i+1)*s.cols], compact: true}
 		g.lines[i] = l
 	}
 	fillBlank(cells, blankCell)
@@ -208,6 +208,7 @@ func (s *Screen) Row(y int) []Cell {
 		return nil
 	}
 	l := s.cur.lines[y]
+	s.mat(l)
 	out := make([]Cell, len(l.c))
 	for i := range l.c {
 		c := &l.c[i]
@@ -240,8 +241,8 @@ func (s *Screen) ScrollbackRow(i int) (cells []Cell, wrapped bool) {
 // increasing order.
 func (s *Screen) Dirty() []int {
 	var out []int
-	for y, d := range s.dirty {
-		if d {
+	for y, c := range s.clean {
+		if !c {
 			out = append(out, y)
 		}
 	}
@@ -249,25 +250,27 @@ func (s *Screen) Dirty() []int {
 }
 
 // ClearDirty forgets the damage reported by Dirty.
-func (s *Screen) ClearDirty() { clear(s.dirty) }
+func (s *Screen) ClearDirty() {
+	for i := range s.clean {
+		s.clean[i] = true
+	}
+}
 
 func (s *Screen) markAllDirty() {
-	for i := range s.dirty {
-		s.dirty[i] = true
-	}
+	clear(s.clean)
 }
 
 // MemoryUsage returns the approximate number of bytes held by the screen,
 // its scrollback and its parser.
 func (s *Screen) MemoryUsage() int {
 	const lineSize = 64 // line struct + pointer
-	n := 512 + cap(s.tabs) + cap(s.dirty) + len(s.title) + len(s.cwd)
+	n := 512 + cap(s.tabs) + cap(s.clean) + len(s.title) + len(s.cwd)
 	for _, g := range []*grid{s.main, s.alt} {
 		if g == nil {
 			continue
 		}
 		for _, l := range g.lines {
-			n += lineSize + cap(l.c)*16
+			n += lineSize + cap(l.c)*16 + cap(l.text) + cap(l.runs)
 			for _, v := range l.comb {
 				n += 48 + len(v)
 			}

@@ -59,16 +59,22 @@ func (sb *scrollback) memory() int {
 	return n
 }
 
+// visibleAttrs are the attributes that show on a blank cell.
+const visibleAttrs = AttrInverse | AttrUnderline | AttrDoubleUnderline |
+	AttrCurlyUnderline | AttrStrike | AttrOverline
+
 // blankForTrim reports whether a cell at the end of a row may be dropped.
 func blankForTrim(c *cell) bool {
-	const visible = AttrInverse | AttrUnderline | AttrDoubleUnderline |
-		AttrCurlyUnderline | AttrStrike | AttrOverline
-	return c.r == ' ' && c.bg == 0 && c.attr&visible == 0 && c.fl&flComb == 0
+	return c.r == ' ' && c.bg == 0 && c.attr&visibleAttrs == 0 && c.fl&flComb == 0
 }
 
 // push compacts a row that scrolled off the screen into the scrollback.
 func (sb *scrollback) push(l *line) {
 	if sb.max <= 0 {
+		return
+	}
+	if l.compact {
+		sb.pushCompact(l)
 		return
 	}
 	cells := l.c
@@ -100,6 +106,25 @@ func (sb *scrollback) push(l *line) {
 		data, sb.runs = encodeASCII(dst, cells, sb.runs)
 	}
 	sb.used += len(data)
+	sb.add(sbLine{data: data, seq: seq, wrapped: l.wrapped})
+}
+
+// pushCompact stores a compact row: its text and runs are already in the
+// scrollback encoding.
+func (sb *scrollback) pushCompact(l *line) {
+	end := compactEnd(l)
+	if sb.n == sb.max {
+		sb.dropOldest()
+	}
+	dst, seq := sb.alloc(3 + end + len(l.runs))
+	dst = append(dst, byte(end), byte(end>>8), byte(end>>16))
+	dst = append(dst, l.text[:end]...)
+	dst = append(dst, l.runs...)
+	sb.used += len(dst)
+	sb.add(sbLine{data: dst, seq: seq, wrapped: l.wrapped})
+}
+
+func (sb *scrollback) add(e sbLine) {
 	if sb.n == len(sb.ring) {
 		sb.grow()
 	}
@@ -107,7 +132,7 @@ func (sb *scrollback) push(l *line) {
 	if j >= len(sb.ring) {
 		j -= len(sb.ring)
 	}
-	sb.ring[j] = sbLine{data: data, seq: seq, wrapped: l.wrapped}
+	sb.ring[j] = e
 	sb.n++
 }
 

@@ -5,6 +5,9 @@ import "unicode/utf8"
 // appendRowText appends the text of visible cells (no right halves of wide
 // characters, no wrap padding) to dst.
 func appendRowText(dst []byte, l *line) []byte {
+	if l.compact {
+		return append(dst, l.text...)
+	}
 	for i := range l.c {
 		c := &l.c[i]
 		if c.w == 0 || c.fl&flPad != 0 {
@@ -24,6 +27,14 @@ func appendRowText(dst []byte, l *line) []byte {
 
 // lineEmpty reports whether a row shows no text.
 func lineEmpty(l *line) bool {
+	if l.compact {
+		for _, b := range l.text {
+			if b != ' ' {
+				return false
+			}
+		}
+		return true
+	}
 	for i := range l.c {
 		if l.c[i].r != ' ' || l.c[i].fl&flComb != 0 {
 			return false

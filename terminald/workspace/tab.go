@@ -41,6 +41,7 @@ type tabSpec struct {
 	cols, rows int
 	scrollback int
 	integrated bool // the shell reports OSC 133 marks
+	shell      bool // the program is a shell: it can sit at a prompt
 }
 
 // tab is one terminal: a PTY, the program on it and the screen its output
@@ -55,6 +56,7 @@ type tab struct {
 	leaderStart uint64
 	ttyNr       uint64
 	integrated  bool
+	shell       bool
 	started     time.Time
 
 	// notify is called, without t.mu held, after output changed something a
@@ -69,6 +71,7 @@ type tab struct {
 	exited    bool
 	exitCode  int
 	closed    bool
+	views     tabViews // clients viewing the screen (view.go)
 
 	// lastMu guards what the tab last showed while its program ran.
 	lastMu          sync.Mutex
@@ -118,6 +121,7 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		ptsName:    pts.Name(),
 		leaderPID:  cmd.Process.Pid,
 		integrated: spec.integrated,
+		shell:      spec.shell,
 		started:    time.Now(),
 		lastDir:    spec.dir,
 		lastFg:     filepath.Base(spec.argv[0]),
@@ -157,6 +161,7 @@ func (t *tab) readLoop() {
 			changed := t.pending
 			t.pending = false
 			t.mu.Unlock()
+			t.views.signal()
 			if changed {
 				t.notify(t)
 			}
@@ -239,11 +244,12 @@ func (t *tab) foreground() int {
 }
 
 // idleLocked reports whether the tab can take a command: its shell sits at a
-// prompt. With shell integration that is what OSC 133 said; without, the
+// prompt. A tab running anything but a shell (an agent, a build) is never
+// idle: typing into it would answer that program. With shell integration that is what OSC 133 said; without, the
 // foreground group is the shell's own and no full-screen program holds the
 // alternate screen.
 func (t *tab) idleLocked() bool {
-	if t.exited || t.closed {
+	if t.exited || t.closed || !t.shell {
 		return false
 	}
 	fg := t.foreground()

@@ -2250,6 +2250,392 @@ func (x *CreateWindowResponse) GetWindow() *Window {
 	return nil
 }
 
+// AttachRequest is one message from an attaching client.
+type AttachRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the client sends.
+	//
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*AttachRequest_Hello
+	//	*AttachRequest_Input
+	//	*AttachRequest_Resize
+	Msg           isAttachRequest_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AttachRequest) GetMsg() isAttachRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *AttachRequest) GetHello() *AttachHello {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachRequest_Hello); ok {
+			return x.Hello
+		}
+	}
+	return nil
+}
+
+func (x *AttachRequest) GetInput() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachRequest_Input); ok {
+			return x.Input
+		}
+	}
+	return nil
+}
+
+func (x *AttachRequest) GetResize() *AttachSize {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachRequest_Resize); ok {
+			return x.Resize
+		}
+	}
+	return nil
+}
+
+type isAttachRequest_Msg interface {
+	isAttachRequest_Msg()
+}
+
+type AttachRequest_Hello struct {
+	// The first message, and only the first.
+	Hello *AttachHello `protobuf:"bytes,1,opt,name=hello,proto3,oneof"`
+}
+
+type AttachRequest_Input struct {
+	// Bytes the user typed, raw (prefix keys are interpreted by terminald).
+	Input []byte `protobuf:"bytes,2,opt,name=input,proto3,oneof"`
+}
+
+type AttachRequest_Resize struct {
+	// The client's terminal changed size.
+	Resize *AttachSize `protobuf:"bytes,3,opt,name=resize,proto3,oneof"`
+}
+
+func (*AttachRequest_Hello) isAttachRequest_Msg() {}
+
+func (*AttachRequest_Input) isAttachRequest_Msg() {}
+
+func (*AttachRequest_Resize) isAttachRequest_Msg() {}
+
+// AttachHello opens an attach session.
+type AttachHello struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A tab id (focus it and show its window) or a window id; empty for the
+	// first window.
+	Target string `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	// The client's terminal size, status line included.
+	Size *AttachSize `protobuf:"bytes,2,opt,name=size,proto3" json:"size,omitempty"`
+	// The client's TERM, e.g. "xterm-256color".
+	Term string `protobuf:"bytes,3,opt,name=term,proto3" json:"term,omitempty"`
+	// The client's COLORTERM; "truecolor" or "24bit" enables 24-bit colour.
+	Colorterm string `protobuf:"bytes,4,opt,name=colorterm,proto3" json:"colorterm,omitempty"`
+	// The client's working directory, where a tab is opened if the window
+	// has none.
+	Directory     string `protobuf:"bytes,5,opt,name=directory,proto3" json:"directory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachHello) Reset() {
+	*x = AttachHello{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachHello) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachHello) ProtoMessage() {}
+
+func (x *AttachHello) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachHello.ProtoReflect.Descriptor instead.
+func (*AttachHello) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AttachHello) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *AttachHello) GetSize() *AttachSize {
+	if x != nil {
+		return x.Size
+	}
+	return nil
+}
+
+func (x *AttachHello) GetTerm() string {
+	if x != nil {
+		return x.Term
+	}
+	return ""
+}
+
+func (x *AttachHello) GetColorterm() string {
+	if x != nil {
+		return x.Colorterm
+	}
+	return ""
+}
+
+func (x *AttachHello) GetDirectory() string {
+	if x != nil {
+		return x.Directory
+	}
+	return ""
+}
+
+// AttachSize is a terminal size in cells.
+type AttachSize struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Columns.
+	Cols int32 `protobuf:"varint,1,opt,name=cols,proto3" json:"cols,omitempty"`
+	// Rows, the status line included.
+	Rows          int32 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachSize) Reset() {
+	*x = AttachSize{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachSize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachSize) ProtoMessage() {}
+
+func (x *AttachSize) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachSize.ProtoReflect.Descriptor instead.
+func (*AttachSize) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *AttachSize) GetCols() int32 {
+	if x != nil {
+		return x.Cols
+	}
+	return 0
+}
+
+func (x *AttachSize) GetRows() int32 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+// AttachResponse is one message to an attached client.
+type AttachResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What terminald sends.
+	//
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*AttachResponse_Output
+	//	*AttachResponse_Exit
+	Msg           isAttachResponse_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachResponse) Reset() {
+	*x = AttachResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachResponse) ProtoMessage() {}
+
+func (x *AttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
+func (*AttachResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AttachResponse) GetMsg() isAttachResponse_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *AttachResponse) GetOutput() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachResponse_Output); ok {
+			return x.Output
+		}
+	}
+	return nil
+}
+
+func (x *AttachResponse) GetExit() *AttachExit {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachResponse_Exit); ok {
+			return x.Exit
+		}
+	}
+	return nil
+}
+
+type isAttachResponse_Msg interface {
+	isAttachResponse_Msg()
+}
+
+type AttachResponse_Output struct {
+	// Bytes to write to the client's terminal as they are.
+	Output []byte `protobuf:"bytes,1,opt,name=output,proto3,oneof"`
+}
+
+type AttachResponse_Exit struct {
+	// The session ended; the stream closes after this.
+	Exit *AttachExit `protobuf:"bytes,2,opt,name=exit,proto3,oneof"`
+}
+
+func (*AttachResponse_Output) isAttachResponse_Msg() {}
+
+func (*AttachResponse_Exit) isAttachResponse_Msg() {}
+
+// AttachExit says why an attach session ended.
+type AttachExit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Why, for the user, e.g. "detached from window w1".
+	Message string `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// True when the user detached (or the session ended normally), false
+	// when something went wrong.
+	Ok            bool `protobuf:"varint,2,opt,name=ok,proto3" json:"ok,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachExit) Reset() {
+	*x = AttachExit{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachExit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachExit) ProtoMessage() {}
+
+func (x *AttachExit) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachExit.ProtoReflect.Descriptor instead.
+func (*AttachExit) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AttachExit) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *AttachExit) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
 var File_phantom_terminal_v1_terminal_proto protoreflect.FileDescriptor
 
 const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
@@ -2403,13 +2789,38 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x13CreateWindowRequest\x12\x1c\n" +
 	"\x04name\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\"K\n" +
 	"\x14CreateWindowResponse\x123\n" +
-	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window*\x80\x01\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"\xae\x01\n" +
+	"\rAttachRequest\x128\n" +
+	"\x05hello\x18\x01 \x01(\v2 .phantom.terminal.v1.AttachHelloH\x00R\x05hello\x12!\n" +
+	"\x05input\x18\x02 \x01(\fB\t\xbaH\x06z\x04\x18\x80\x80@H\x00R\x05input\x129\n" +
+	"\x06resize\x18\x03 \x01(\v2\x1f.phantom.terminal.v1.AttachSizeH\x00R\x06resizeB\x05\n" +
+	"\x03msg\"\xd1\x01\n" +
+	"\vAttachHello\x12\x1f\n" +
+	"\x06target\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06target\x123\n" +
+	"\x04size\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachSizeR\x04size\x12\x1c\n" +
+	"\x04term\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04term\x12&\n" +
+	"\tcolorterm\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tcolorterm\x12&\n" +
+	"\tdirectory\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\tdirectory\"L\n" +
+	"\n" +
+	"AttachSize\x12\x1e\n" +
+	"\x04cols\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04cols\x12\x1e\n" +
+	"\x04rows\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04rows\"h\n" +
+	"\x0eAttachResponse\x12\x18\n" +
+	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x125\n" +
+	"\x04exit\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachExitH\x00R\x04exitB\x05\n" +
+	"\x03msg\"6\n" +
+	"\n" +
+	"AttachExit\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\x12\x0e\n" +
+	"\x02ok\x18\x02 \x01(\bR\x02ok*\x80\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xef\f\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xc6\r\n" +
 	"\x0fTerminalService\x12f\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\x12i\n" +
 	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\x12]\n" +
@@ -2421,7 +2832,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\x12f\n" +
 	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\x12i\n" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
-	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12]\n" +
+	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
+	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12]\n" +
 	"\n" +
 	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\x12`\n" +
 	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\x12`\n" +
@@ -2444,7 +2856,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
 	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
@@ -2485,6 +2897,11 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*ListWindowsResponse)(nil),      // 36: phantom.terminal.v1.ListWindowsResponse
 	(*CreateWindowRequest)(nil),      // 37: phantom.terminal.v1.CreateWindowRequest
 	(*CreateWindowResponse)(nil),     // 38: phantom.terminal.v1.CreateWindowResponse
+	(*AttachRequest)(nil),            // 39: phantom.terminal.v1.AttachRequest
+	(*AttachHello)(nil),              // 40: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),               // 41: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),           // 42: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),               // 43: phantom.terminal.v1.AttachExit
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	2,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -2504,43 +2921,49 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	6,  // 14: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
 	5,  // 15: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
 	5,  // 16: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	7,  // 17: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	9,  // 18: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	11, // 19: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	13, // 20: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	15, // 21: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	17, // 22: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	19, // 23: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	21, // 24: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	23, // 25: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	25, // 26: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	27, // 27: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	29, // 28: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	31, // 29: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	33, // 30: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	35, // 31: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	37, // 32: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	8,  // 33: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	10, // 34: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	12, // 35: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	14, // 36: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	16, // 37: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	18, // 38: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	20, // 39: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	22, // 40: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	24, // 41: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	26, // 42: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	28, // 43: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	30, // 44: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	32, // 45: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	34, // 46: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	36, // 47: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	38, // 48: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	33, // [33:49] is the sub-list for method output_type
-	17, // [17:33] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	40, // 17: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	41, // 18: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	41, // 19: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	43, // 20: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	7,  // 21: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	9,  // 22: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	11, // 23: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	13, // 24: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	15, // 25: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	17, // 26: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	19, // 27: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	21, // 28: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	23, // 29: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	39, // 30: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	25, // 31: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	27, // 32: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	29, // 33: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	31, // 34: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	33, // 35: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	35, // 36: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	37, // 37: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	8,  // 38: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	10, // 39: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	12, // 40: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	14, // 41: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	16, // 42: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	18, // 43: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	20, // 44: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	22, // 45: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	24, // 46: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	42, // 47: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	26, // 48: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	28, // 49: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	30, // 50: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	32, // 51: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	34, // 52: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	36, // 53: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	38, // 54: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	38, // [38:55] is the sub-list for method output_type
+	21, // [21:38] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -2551,13 +2974,22 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 	file_phantom_terminal_v1_terminal_proto_msgTypes[9].OneofWrappers = []any{}
 	file_phantom_terminal_v1_terminal_proto_msgTypes[15].OneofWrappers = []any{}
 	file_phantom_terminal_v1_terminal_proto_msgTypes[27].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[37].OneofWrappers = []any{
+		(*AttachRequest_Hello)(nil),
+		(*AttachRequest_Input)(nil),
+		(*AttachRequest_Resize)(nil),
+	}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[40].OneofWrappers = []any{
+		(*AttachResponse_Output)(nil),
+		(*AttachResponse_Exit)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

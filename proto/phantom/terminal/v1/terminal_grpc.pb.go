@@ -28,6 +28,7 @@ const (
 	TerminalService_CloseTerminal_FullMethodName   = "/phantom.terminal.v1.TerminalService/CloseTerminal"
 	TerminalService_ResizeTerminal_FullMethodName  = "/phantom.terminal.v1.TerminalService/ResizeTerminal"
 	TerminalService_WatchTerminals_FullMethodName  = "/phantom.terminal.v1.TerminalService/WatchTerminals"
+	TerminalService_Attach_FullMethodName          = "/phantom.terminal.v1.TerminalService/Attach"
 	TerminalService_ListGroups_FullMethodName      = "/phantom.terminal.v1.TerminalService/ListGroups"
 	TerminalService_CreateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/CreateGroup"
 	TerminalService_UpdateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/UpdateGroup"
@@ -68,6 +69,13 @@ type TerminalServiceClient interface {
 	ResizeTerminal(ctx context.Context, in *ResizeTerminalRequest, opts ...grpc.CallOption) (*ResizeTerminalResponse, error)
 	// Streams changes to tabs: created, updated, idle changes, closed.
 	WatchTerminals(ctx context.Context, in *WatchTerminalsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTerminalsResponse], error)
+	// Attaches a human's terminal to a window, like `tmux attach`: the first
+	// request is a hello naming the tab or window and the client's size and
+	// capabilities; later requests carry typed bytes and resizes. terminald
+	// renders the focused tab's screen and a status line into escape
+	// sequences for the client, handles the prefix keys (tab switching,
+	// rename, scrollback, detach) and ends the stream with an exit message.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
 	// Lists the tab groups.
 	ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -191,6 +199,19 @@ func (c *terminalServiceClient) WatchTerminals(ctx context.Context, in *WatchTer
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type TerminalService_WatchTerminalsClient = grpc.ServerStreamingClient[WatchTerminalsResponse]
 
+func (c *terminalServiceClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &TerminalService_ServiceDesc.Streams[1], TerminalService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AttachRequest, AttachResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TerminalService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
+
 func (c *terminalServiceClient) ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListGroupsResponse)
@@ -292,6 +313,13 @@ type TerminalServiceServer interface {
 	ResizeTerminal(context.Context, *ResizeTerminalRequest) (*ResizeTerminalResponse, error)
 	// Streams changes to tabs: created, updated, idle changes, closed.
 	WatchTerminals(*WatchTerminalsRequest, grpc.ServerStreamingServer[WatchTerminalsResponse]) error
+	// Attaches a human's terminal to a window, like `tmux attach`: the first
+	// request is a hello naming the tab or window and the client's size and
+	// capabilities; later requests carry typed bytes and resizes. terminald
+	// renders the focused tab's screen and a status line into escape
+	// sequences for the client, handles the prefix keys (tab switching,
+	// rename, scrollback, detach) and ends the stream with an exit message.
+	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
 	// Lists the tab groups.
 	ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -342,6 +370,9 @@ func (UnimplementedTerminalServiceServer) ResizeTerminal(context.Context, *Resiz
 }
 func (UnimplementedTerminalServiceServer) WatchTerminals(*WatchTerminalsRequest, grpc.ServerStreamingServer[WatchTerminalsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTerminals not implemented")
+}
+func (UnimplementedTerminalServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedTerminalServiceServer) ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGroups not implemented")
@@ -539,6 +570,13 @@ func _TerminalService_WatchTerminals_Handler(srv interface{}, stream grpc.Server
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type TerminalService_WatchTerminalsServer = grpc.ServerStreamingServer[WatchTerminalsResponse]
+
+func _TerminalService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(TerminalServiceServer).Attach(&grpc.GenericServerStream[AttachRequest, AttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TerminalService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
 
 func _TerminalService_ListGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListGroupsRequest)
@@ -739,6 +777,12 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "WatchTerminals",
 			Handler:       _TerminalService_WatchTerminals_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _TerminalService_Attach_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "phantom/terminal/v1/terminal.proto",

@@ -1,0 +1,243 @@
+package attach
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/phantom-dev/phantom/terminald/screen"
+	"github.com/phantom-dev/phantom/terminald/workspace"
+)
+
+// StatusInfo is what the status line shows.
+type StatusInfo struct {
+	// Window is the window's name.
+	Window string
+	// Tabs are the window's tabs in order.
+	Tabs []workspace.Terminal
+	// Groups holds the window's groups by id.
+	Groups map[string]workspace.Group
+	// Focused is the id of the tab the client shows.
+	Focused string
+	// Sheets is how many permission sheets wait for an answer.
+	Sheets int
+	// Right replaces the right-hand side (window name) when set: a
+	// message, the scrollback position.
+	Right string
+	// Prompt, when set, replaces the whole line (the rename prompt).
+	Prompt string
+	// TrueColor selects 24-bit palette colours instead of ANSI256 ones.
+	TrueColor bool
+}
+
+// Status line glyphs: compact state marks after a tab's title.
+const (
+	markBusy     = "●" // a program runs in the tab
+	markExited   = "✗" // the tab's program ended
+	markAgent    = "◆" // an agent is working
+	markAgentIdl = "◇" // an agent is connected, waiting for its next call
+	markAgentAsk = "!" // an agent waits for a permission sheet
+	maxTitle     = 24  // a longer title is cut with …
+)
+
+// color returns the SGR sequence that sets palette colour name as the
+// foreground or background: 24-bit with TrueColor, else its ANSI256 index.
+func (si *StatusInfo) color(name string, bg bool) string {
+	for _, c := range workspace.Palette {
+		if c.Name != name {
+			continue
+		}
+		base := "38"
+		if bg {
+			base = "48"
+		}
+		if si.TrueColor {
+			var r, g, b int
+			fmt.Sscanf(c.Hex, "#%02x%02x%02x", &r, &g, &b)
+			return fmt.Sprintf("\x1b[%s;2;%d;%d;%dm", base, r, g, b)
+		}
+		return fmt.Sprintf("\x1b[%s;5;%dm", base, c.ANSI256)
+	}
+	return ""
+}
+
+// segment is one piece of the status line: its escape-coded text and width.
+type segment struct {
+	text  string
+	width int
+}
+
+// StatusLine returns the status line for a client cols wide.
+func StatusLine(si StatusInfo, cols int) []screen.Cell {
+	const base = "\x1b[0;7m" // the bar: inverse video of the client's colours
+	if si.Prompt != "" {
+		return drawLine(cols, base+" "+si.Prompt+" ")
+	}
+	var segs []segment
+	focusedSeg := 0
+	prevGroup := ""
+	for i, t := range si.Tabs {
+		var sb strings.Builder
+		if t.GroupID != "" && t.GroupID != prevGroup {
+			if g, ok := si.Groups[t.GroupID]; ok {
+				sb.WriteString("\x1b[0;1;30" + "m" + si.color(g.Color, true) + " " + sanitize(g.Name) + " ")
+			}
+		}
+		prevGroup = t.GroupID
+		// The tab: group colour behind it, its own colour for the title.
+		style := base
+		if g, ok := si.Groups[t.GroupID]; ok && t.GroupID != "" {
+			style = "\x1b[0;30m" + si.color(g.Color, true)
+		}
+		if t.ID == si.Focused {
+			style += "\x1b[1;4m"
+			focusedSeg = len(segs)
+		}
+		sb.WriteString(style + " " + strconv.Itoa(i+1) + ":")
+		if t.Icon != "" {
+			sb.WriteString(sanitize(t.Icon) + " ")
+		}
+		title := sanitize(t.Title)
+		if title == "" {
+			title = t.ID
+		}
+		if r := []rune(title); len(r) > maxTitle {
+			title = string(r[:maxTitle-1]) + "…"
+		}
+		if t.Color != "" {
+			sb.WriteString(si.color(t.Color, false) + title + style)
+		} else {
+			sb.WriteString(title)
+		}
+		if t.ID == si.Focused {
+			sb.WriteString("*")
+		}
+		sb.WriteString(stateMarks(t))
+		sb.WriteString(" ")
+		segs = append(segs, segment{text: sb.String()})
+	}
+	for i := range segs {
+		segs[i].width = textWidth(segs[i].text)
+	}
+	// The right-hand side, shortened when the focused tab would not fit.
+	right := si.Right
+	if right == "" {
+		right = si.Window
+	}
+	sheets, short := "", ""
+	if si.Sheets > 0 {
+		sheets = fmt.Sprintf("\x1b[0;1;97;41m ! %d sheet%s (prefix s) ", si.Sheets, plural(si.Sheets))
+		short = fmt.Sprintf("\x1b[0;1;97;41m !%d ", si.Sheets)
+	}
+	need := 2
+	if len(segs) > 0 {
+		need += segs[focusedSeg].width
+	}
+	var rightText string
+	var rw int
+	for _, cand := range []string{sheets + base + " " + sanitize(right) + " ", sheets, short} {
+		rightText, rw = cand, textWidth(cand)
+		if cols-rw >= need {
+			break
+		}
+	}
+	// Show as many tabs as fit, keeping the focused one in view.
+	avail := cols - rw
+	start := 0
+	for start < focusedSeg && sumWidth(segs[start:focusedSeg+1])+1 > avail {
+		start++
+	}
+	var line strings.Builder
+	line.WriteString(base)
+	used := 0
+	if start > 0 {
+		line.WriteString("<")
+		used++
+	}
+	for _, s := range segs[start:] {
+		if used+s.width > avail {
+			line.WriteString(base + ">")
+			used++
+			break
+		}
+		line.WriteString(s.text)
+		used += s.width
+	}
+	line.WriteString(base)
+	if pad := avail - used; pad > 0 {
+		line.WriteString(strings.Repeat(" ", pad))
+	}
+	line.WriteString(rightText)
+	return drawLine(cols, line.String())
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func sumWidth(segs []segment) int {
+	n := 0
+	for _, s := range segs {
+		n += s.width
+	}
+	return n
+}
+
+// stateMarks is a tab's compact state: busy or exited, agent, dev port.
+func stateMarks(t workspace.Terminal) string {
+	var s string
+	switch {
+	case t.Exited:
+		s += " " + markExited + strconv.Itoa(t.ExitCode)
+	case !t.Idle:
+		s += " " + markBusy
+	}
+	switch t.AgentState {
+	case workspace.AgentIdle:
+		s += " " + markAgentIdl
+	case workspace.AgentWorking:
+		s += " " + markAgent
+	case workspace.AgentWaitingForPermission:
+		s += " " + markAgentAsk
+	}
+	if len(t.DevServerPorts) > 0 {
+		s += " :" + strconv.Itoa(int(t.DevServerPorts[0]))
+		if len(t.DevServerPorts) > 1 {
+			s += "+"
+		}
+	}
+	return s
+}
+
+// sanitize keeps text printable: a title is the program's, and must not
+// smuggle escape sequences into the client.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// textWidth is how many cells s (text with SGR sequences) takes.
+func textWidth(s string) int {
+	scr := screen.New(screen.Options{Cols: 1000, Rows: 1, Scrollback: -1})
+	scr.Write([]byte(s))
+	return scr.Cursor().X
+}
+
+// drawLine renders s (text with SGR sequences) into one row of cols cells,
+// cut at the right edge.
+func drawLine(cols int, s string) []screen.Cell {
+	scr := screen.New(screen.Options{Cols: cols, Rows: 1, Scrollback: -1})
+	// No autowrap: what does not fit is cut, not wrapped.
+	scr.Write([]byte("\x1b[?7l"))
+	scr.Write([]byte(s))
+	// Fill the rest of the bar in the bar's colours.
+	scr.Write([]byte("\x1b[0;7m" + strings.Repeat(" ", max(cols-scr.Cursor().X, 0))))
+	return scr.Row(0)
+}

@@ -1,0 +1,72 @@
+package terminald
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/attach"
+)
+
+// Attach runs a human's attach session (package attach) over the stream:
+// the first request is the hello, later ones carry keys and resizes.
+func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	h := first.GetHello()
+	if h == nil {
+		return status.Error(codes.InvalidArgument, "attach: the first message must be a hello")
+	}
+	prefix, err := attach.ParsePrefix(s.ws.Config().Prefix)
+	if err != nil {
+		return status.Errorf(codes.FailedPrecondition, "attach: settings: %v", err)
+	}
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	in := make(chan attach.Msg, 16)
+	go func() {
+		defer close(in)
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			var m attach.Msg
+			switch {
+			case r.GetHello() != nil:
+				continue
+			case r.GetResize() != nil:
+				m.Cols, m.Rows = int(r.GetResize().GetCols()), int(r.GetResize().GetRows())
+			default:
+				m.Input = r.GetInput()
+			}
+			select {
+			case in <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, PendingSheets: s.pendingSheets},
+		attach.Hello{
+			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
+			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),
+		}, in, func(b []byte) error {
+			return stream.Send(&terminalv1.AttachResponse{Msg: &terminalv1.AttachResponse_Output{Output: b}})
+		})
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	return stream.Send(&terminalv1.AttachResponse{Msg: &terminalv1.AttachResponse_Exit{
+		Exit: &terminalv1.AttachExit{Message: exit.Message, Ok: exit.OK}}})
+}
+
+// SetPendingSheets installs the count of permission sheets waiting for
+// the human, which attach shows on its status line (and prefix+s reports).
+// Call it before serving.
+func (s *Service) SetPendingSheets(f func() int) { s.pendingSheets = f }
