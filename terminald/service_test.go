@@ -81,21 +81,8 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last seen: %s", what, last)
-}
+// eventually is testenv.Eventually.
+var eventually = testenv.Eventually
 
 func (in *instance) create(t *testing.T, r *terminalv1.CreateTerminalRequest) *terminalv1.Terminal {
 	t.Helper()

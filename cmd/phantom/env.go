@@ -41,6 +41,19 @@ func dialTerminald() (terminalv1.TerminalServiceClient, func(), error) {
 	return terminalv1.NewTerminalServiceClient(cc), func() { cc.Close() }, nil
 }
 
+// withTerminald runs one call against terminald with a bounded deadline and
+// reports a gRPC failure as a plain message.
+func withTerminald(call func(context.Context, terminalv1.TerminalServiceClient) error) error {
+	tc, done, err := dialTerminald()
+	if err != nil {
+		return err
+	}
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return rpcError(call(ctx, tc))
+}
+
 // dialDaemon connects to a daemon after checking it answers, so that "not
 // running" is reported plainly instead of as a transport error.
 func dialDaemon(l paths.Layout, name string) (*grpc.ClientConn, error) {
@@ -65,10 +78,6 @@ func health(cc *grpc.ClientConn, timeout time.Duration) (healthpb.HealthCheckRes
 		return healthpb.HealthCheckResponse_UNKNOWN, err
 	}
 	return resp.GetStatus(), nil
-}
-
-func callCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), callTimeout)
 }
 
 // rpcError turns a gRPC status into a plain message for the terminal.

@@ -107,21 +107,8 @@ func up(t *testing.T) (*testenv.Env, string) {
 	return env, mustPhantom(t, env, "up")
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last seen:\n%s", what, last)
-}
+// eventually is testenv.Eventually.
+var eventually = testenv.Eventually
 
 // statusJSON is `phantom status --json`.
 type statusJSON struct {

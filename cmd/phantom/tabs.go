@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,19 +30,13 @@ The tab starts in --dir, by default the current directory.`,
 				}
 				req.Directory = wd
 			}
-			tc, done, err := dialTerminald()
-			if err != nil {
+			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+				resp, err := tc.CreateTerminal(ctx, &req)
+				if err == nil {
+					fmt.Println(resp.GetTerminal().GetId())
+				}
 				return err
-			}
-			defer done()
-			ctx, cancel := callCtx()
-			defer cancel()
-			resp, err := tc.CreateTerminal(ctx, &req)
-			if err != nil {
-				return rpcError(err)
-			}
-			fmt.Println(resp.GetTerminal().GetId())
-			return nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -60,16 +55,13 @@ func lsCmd() *cobra.Command {
 		Short: "List the tabs",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			tc, done, err := dialTerminald()
+			var resp *terminalv1.ListTerminalsResponse
+			err := withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) (err error) {
+				resp, err = tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
+				return err
+			})
 			if err != nil {
 				return err
-			}
-			defer done()
-			ctx, cancel := callCtx()
-			defer cancel()
-			resp, err := tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
-			if err != nil {
-				return rpcError(err)
 			}
 			if asJSON {
 				b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(resp)
@@ -141,21 +133,13 @@ func readCmd() *cobra.Command {
 		Short: "Print the last lines of a tab as plain text",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			tc, done, err := dialTerminald()
-			if err != nil {
+			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+				resp, err := tc.ReadOutput(ctx, &terminalv1.ReadOutputRequest{TerminalId: args[0], Lines: &n})
+				for _, l := range resp.GetLines() {
+					fmt.Println(l)
+				}
 				return err
-			}
-			defer done()
-			ctx, cancel := callCtx()
-			defer cancel()
-			resp, err := tc.ReadOutput(ctx, &terminalv1.ReadOutputRequest{TerminalId: args[0], Lines: &n})
-			if err != nil {
-				return rpcError(err)
-			}
-			for _, l := range resp.GetLines() {
-				fmt.Println(l)
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().Int32VarP(&n, "lines", "n", 100, "how many of the last lines")
@@ -168,15 +152,10 @@ func closeCmd() *cobra.Command {
 		Short: "Close a tab, hanging up its processes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			tc, done, err := dialTerminald()
-			if err != nil {
+			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+				_, err := tc.CloseTerminal(ctx, &terminalv1.CloseTerminalRequest{TerminalId: args[0]})
 				return err
-			}
-			defer done()
-			ctx, cancel := callCtx()
-			defer cancel()
-			_, err = tc.CloseTerminal(ctx, &terminalv1.CloseTerminalRequest{TerminalId: args[0]})
-			return rpcError(err)
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,20 +124,15 @@ func startDaemon(l paths.Layout, name string, foreground bool) (*exec.Cmd, error
 
 // firstTab opens a shell tab when the workspace has none, as tmux does.
 func firstTab() error {
-	tc, done, err := dialTerminald()
-	if err != nil {
+	return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+		list, err := tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
+		if err != nil || len(list.GetTerminals()) > 0 {
+			return err
+		}
+		dir, _ := os.UserHomeDir()
+		_, err = tc.CreateTerminal(ctx, &terminalv1.CreateTerminalRequest{Directory: dir})
 		return err
-	}
-	defer done()
-	ctx, cancel := callCtx()
-	defer cancel()
-	list, err := tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
-	if err != nil || len(list.GetTerminals()) > 0 {
-		return err
-	}
-	dir, _ := os.UserHomeDir()
-	_, err = tc.CreateTerminal(ctx, &terminalv1.CreateTerminalRequest{Directory: dir})
-	return err
+	})
 }
 
 func probe(addr string) (healthpb.HealthCheckResponse_ServingStatus, error) {
