@@ -8,6 +8,7 @@ package terminalv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -2636,11 +2637,121 @@ func (x *AttachExit) GetOk() bool {
 	return false
 }
 
+// SetAgentStateRequest reports an agent client's state in a tab.
+type SetAgentStateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab the agent runs in.
+	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
+	// The client name; empty with AGENT_STATE_UNSPECIFIED when it left.
+	Client string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	// What it is doing.
+	State         AgentState `protobuf:"varint,3,opt,name=state,proto3,enum=phantom.terminal.v1.AgentState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAgentStateRequest) Reset() {
+	*x = SetAgentStateRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAgentStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAgentStateRequest) ProtoMessage() {}
+
+func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAgentStateRequest.ProtoReflect.Descriptor instead.
+func (*SetAgentStateRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SetAgentStateRequest) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *SetAgentStateRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *SetAgentStateRequest) GetState() AgentState {
+	if x != nil {
+		return x.State
+	}
+	return AgentState_AGENT_STATE_UNSPECIFIED
+}
+
+// SetAgentStateResponse returns the tab.
+type SetAgentStateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab after the change.
+	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAgentStateResponse) Reset() {
+	*x = SetAgentStateResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAgentStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAgentStateResponse) ProtoMessage() {}
+
+func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAgentStateResponse.ProtoReflect.Descriptor instead.
+func (*SetAgentStateResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SetAgentStateResponse) GetTerminal() *Terminal {
+	if x != nil {
+		return x.Terminal
+	}
+	return nil
+}
+
 var File_phantom_terminal_v1_terminal_proto protoreflect.FileDescriptor
 
 const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\n" +
-	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\"/\n" +
+	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xc7\x04\n" +
@@ -2814,32 +2925,51 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\n" +
 	"AttachExit\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x0e\n" +
-	"\x02ok\x18\x02 \x01(\bR\x02ok*\x80\x01\n" +
+	"\x02ok\x18\x02 \x01(\bR\x02ok\"\xa5\x01\n" +
+	"\x14SetAgentStateRequest\x12*\n" +
+	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"terminalId\x12 \n" +
+	"\x06client\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06client\x12?\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x1f.phantom.terminal.v1.AgentStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05state\"R\n" +
+	"\x15SetAgentStateResponse\x129\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal*\x80\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xc6\r\n" +
-	"\x0fTerminalService\x12f\n" +
-	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\x12i\n" +
-	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\x12]\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xd5\x10\n" +
+	"\x0fTerminalService\x12\x80\x01\n" +
+	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"\x18\xc2\xf3\x18\x14\n" +
+	"\x0elist_terminals\x10\x01 \x01\x12\xa0\x01\n" +
+	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"5\xc2\xf3\x181\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id\x12t\n" +
 	"\n" +
-	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\x12]\n" +
+	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"\x15\xc2\xf3\x18\x11\n" +
+	"\vread_output\x10\x01 \x01\x12r\n" +
 	"\n" +
-	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\x12f\n" +
-	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\x12i\n" +
-	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\x12f\n" +
+	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"\x13\xc2\xf3\x18\x0f\n" +
+	"\vrun_command\x18\x01\x12~\n" +
+	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x16\xc2\xf3\x18\x12\n" +
+	"\x0efocus_terminal \x01\x12\x82\x01\n" +
+	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x17\xc2\xf3\x18\x13\n" +
+	"\x0fupdate_terminal \x01\x12f\n" +
 	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\x12i\n" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
-	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12]\n" +
+	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
+	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12t\n" +
 	"\n" +
-	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\x12`\n" +
-	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\x12`\n" +
-	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\x12`\n" +
-	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\x12l\n" +
-	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\x12`\n" +
+	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x15\xc2\xf3\x18\x11\n" +
+	"\vlist_groups\x10\x01 \x01\x12t\n" +
+	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\"\x12\xc2\xf3\x18\x0e\n" +
+	"\fcreate_group\x12v\n" +
+	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\"\x14\xc2\xf3\x18\x10\n" +
+	"\fupdate_group \x01\x12w\n" +
+	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\"\x15\xc2\xf3\x18\x11\n" +
+	"\rmove_to_group \x01\x12\x89\x01\n" +
+	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"\x1b\xc2\xf3\x18\x17\n" +
+	"\x11list_theme_colors\x10\x01 \x01\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponseBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
@@ -2856,7 +2986,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
 	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
@@ -2902,6 +3032,8 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*AttachSize)(nil),               // 41: phantom.terminal.v1.AttachSize
 	(*AttachResponse)(nil),           // 42: phantom.terminal.v1.AttachResponse
 	(*AttachExit)(nil),               // 43: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),     // 44: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),    // 45: phantom.terminal.v1.SetAgentStateResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	2,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -2925,45 +3057,49 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	41, // 18: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
 	41, // 19: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
 	43, // 20: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	7,  // 21: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	9,  // 22: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	11, // 23: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	13, // 24: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	15, // 25: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	17, // 26: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	19, // 27: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	21, // 28: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	23, // 29: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	39, // 30: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	25, // 31: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	27, // 32: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	29, // 33: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	31, // 34: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	33, // 35: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	35, // 36: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	37, // 37: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	8,  // 38: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	10, // 39: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	12, // 40: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	14, // 41: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	16, // 42: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	18, // 43: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	20, // 44: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	22, // 45: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	24, // 46: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	42, // 47: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	26, // 48: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	28, // 49: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	30, // 50: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	32, // 51: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	34, // 52: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	36, // 53: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	38, // 54: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	38, // [38:55] is the sub-list for method output_type
-	21, // [21:38] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	0,  // 21: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	3,  // 22: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	7,  // 23: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	9,  // 24: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	11, // 25: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	13, // 26: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	15, // 27: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	17, // 28: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	19, // 29: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	21, // 30: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	23, // 31: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	39, // 32: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	44, // 33: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	25, // 34: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	27, // 35: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	29, // 36: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	31, // 37: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	33, // 38: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	35, // 39: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	37, // 40: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	8,  // 41: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	10, // 42: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	12, // 43: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	14, // 44: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	16, // 45: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	18, // 46: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	20, // 47: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	22, // 48: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	24, // 49: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	42, // 50: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	45, // 51: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	26, // 52: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	28, // 53: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	30, // 54: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	32, // 55: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	34, // 56: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	36, // 57: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	38, // 58: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	41, // [41:59] is the sub-list for method output_type
+	23, // [23:41] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -2989,7 +3125,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	TerminalService_ResizeTerminal_FullMethodName  = "/phantom.terminal.v1.TerminalService/ResizeTerminal"
 	TerminalService_WatchTerminals_FullMethodName  = "/phantom.terminal.v1.TerminalService/WatchTerminals"
 	TerminalService_Attach_FullMethodName          = "/phantom.terminal.v1.TerminalService/Attach"
+	TerminalService_SetAgentState_FullMethodName   = "/phantom.terminal.v1.TerminalService/SetAgentState"
 	TerminalService_ListGroups_FullMethodName      = "/phantom.terminal.v1.TerminalService/ListGroups"
 	TerminalService_CreateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/CreateGroup"
 	TerminalService_UpdateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/UpdateGroup"
@@ -76,6 +77,9 @@ type TerminalServiceClient interface {
 	// sequences for the client, handles the prefix keys (tab switching,
 	// rename, scrollback, detach) and ends the stream with an exit message.
 	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
+	// Records which agent client runs in a tab and what it is doing; the
+	// gateway calls it, list_terminals shows it.
+	SetAgentState(ctx context.Context, in *SetAgentStateRequest, opts ...grpc.CallOption) (*SetAgentStateResponse, error)
 	// Lists the tab groups.
 	ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -212,6 +216,16 @@ func (c *terminalServiceClient) Attach(ctx context.Context, opts ...grpc.CallOpt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type TerminalService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
 
+func (c *terminalServiceClient) SetAgentState(ctx context.Context, in *SetAgentStateRequest, opts ...grpc.CallOption) (*SetAgentStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetAgentStateResponse)
+	err := c.cc.Invoke(ctx, TerminalService_SetAgentState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListGroupsResponse)
@@ -320,6 +334,9 @@ type TerminalServiceServer interface {
 	// sequences for the client, handles the prefix keys (tab switching,
 	// rename, scrollback, detach) and ends the stream with an exit message.
 	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
+	// Records which agent client runs in a tab and what it is doing; the
+	// gateway calls it, list_terminals shows it.
+	SetAgentState(context.Context, *SetAgentStateRequest) (*SetAgentStateResponse, error)
 	// Lists the tab groups.
 	ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -373,6 +390,9 @@ func (UnimplementedTerminalServiceServer) WatchTerminals(*WatchTerminalsRequest,
 }
 func (UnimplementedTerminalServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
 	return status.Error(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedTerminalServiceServer) SetAgentState(context.Context, *SetAgentStateRequest) (*SetAgentStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAgentState not implemented")
 }
 func (UnimplementedTerminalServiceServer) ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGroups not implemented")
@@ -578,6 +598,24 @@ func _TerminalService_Attach_Handler(srv interface{}, stream grpc.ServerStream) 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type TerminalService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
 
+func _TerminalService_SetAgentState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAgentStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).SetAgentState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_SetAgentState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).SetAgentState(ctx, req.(*SetAgentStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_ListGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListGroupsRequest)
 	if err := dec(in); err != nil {
@@ -742,6 +780,10 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResizeTerminal",
 			Handler:    _TerminalService_ResizeTerminal_Handler,
+		},
+		{
+			MethodName: "SetAgentState",
+			Handler:    _TerminalService_SetAgentState_Handler,
 		},
 		{
 			MethodName: "ListGroups",
