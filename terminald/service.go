@@ -179,3 +179,12 @@ func (s *Service) ListWindows(context.Context, *terminalv1.ListWindowsRequest) (
 func (s *Service) CreateWindow(_ context.Context, r *terminalv1.CreateWindowRequest) (*terminalv1.CreateWindowResponse, error) {
 	return &terminalv1.CreateWindowResponse{Window: toWindow(s.ws.CreateWindow(r.GetName()))}, nil
 }
+
+// SetAgentState records an agent client's state in a tab.
+func (s *Service) SetAgentState(_ context.Context, r *terminalv1.SetAgentStateRequest) (*terminalv1.SetAgentStateResponse, error) {
+	t, err := s.ws.SetAgent(r.GetTerminalId(), r.GetClient(), workspace.AgentState(r.GetState()))
+	if err != nil {
+		return nil, err
+	}
+	return &terminalv1.SetAgentStateResponse{Terminal: toTerminal(t)}, nil
+}
