@@ -4,9 +4,12 @@ import (
 	"context"
 	"log/slog"
 
+	"google.golang.org/grpc"
+
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/peercred"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
@@ -22,11 +25,11 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	defer ws.Shutdown()
-	srv, err := daemon.New("terminald", logger)
+	srv, stop, err := NewServer(ws, layout, logger)
 	if err != nil {
 		return err
 	}
-	terminalv1.RegisterTerminalServiceServer(srv.GRPC, NewService(ws))
+	defer stop()
 	lis, err := daemon.Listen(addr)
 	if err != nil {
 		return err
@@ -37,4 +40,21 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	defer cancel()
 	go func() { <-ctx.Done(); ws.Shutdown() }()
 	return srv.Serve(ctx, lis)
+}
+
+// NewServer builds terminald's gRPC server over ws: the shared daemon chain,
+// the peer identity of every Unix-socket connection, and the guard that puts
+// calls from inside tabs to authz. Call stop after the server has stopped.
+func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger) (srv *daemon.Server, stop func(), err error) {
+	g := newGuard(layout, ws)
+	srv, err = daemon.New("terminald", logger,
+		grpc.Creds(peercred.TransportCredentials(g.identify)),
+		grpc.ChainUnaryInterceptor(g.unary),
+		grpc.ChainStreamInterceptor(g.stream),
+	)
+	if err != nil {
+		return nil, nil, err
+	}
+	terminalv1.RegisterTerminalServiceServer(srv.GRPC, NewService(ws))
+	return srv, g.close, nil
 }

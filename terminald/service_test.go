@@ -47,11 +47,10 @@ func start(t *testing.T, shell string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := daemon.New("terminald", slog.New(slog.DiscardHandler))
+	srv, stopGuard, err := NewServer(ws, env.Layout, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminalv1.RegisterTerminalServiceServer(srv.GRPC, NewService(ws))
 	addr := env.Layout.DaemonAddr("terminald")
 	lis, err := daemon.Listen(addr)
 	if err != nil {
@@ -71,6 +70,7 @@ func start(t *testing.T, shell string) *instance {
 		if err := <-served; err != nil {
 			t.Errorf("serve: %v", err)
 		}
+		stopGuard()
 	})
 	return &instance{c: terminalv1.NewTerminalServiceClient(cc), ws: ws, env: env, addr: addr}
 }

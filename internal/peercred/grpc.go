@@ -18,6 +18,9 @@ type AuthInfo struct {
 	// Creds are the peer's credentials read once, at connection time. The
 	// pidfd is closed; use the pid with /proc and treat it as a snapshot.
 	Creds Creds
+	// Identity is what the server's identify function made of the peer at
+	// connection time (e.g. which tab it runs in); nil without one.
+	Identity any
 }
 
 // AuthType names the scheme.
@@ -37,24 +40,53 @@ func FromContext(ctx context.Context) (Creds, bool) {
 // TransportCredentials returns server credentials that add no security
 // (the socket's 0700 directory does that) but record each Unix-socket
 // connection's peer credentials once, so handlers can ask who called.
-func TransportCredentials() credentials.TransportCredentials { return transport{} }
+// identify, if not nil, runs once per connection while the peer's pidfd is
+// still open — its result is checked against pid reuse before it is kept —
+// and is available to handlers as AuthInfo.Identity.
+func TransportCredentials(identify func(Creds) any) credentials.TransportCredentials {
+	return transport{identify: identify}
+}
 
-type transport struct{}
+type transport struct {
+	identify func(Creds) any
+}
+
+// IdentityFromContext returns what identify made of the calling
+// connection's peer.
+func IdentityFromContext(ctx context.Context) (any, bool) {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil, false
+	}
+	ai, ok := p.AuthInfo.(AuthInfo)
+	return ai.Identity, ok && ai.Unix
+}
 
 func (transport) ClientHandshake(_ context.Context, _ string, c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	return c, AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}, nil
 }
 
-func (transport) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+func (t transport) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	info := AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
 	if _, ok := c.LocalAddr().(*net.UnixAddr); !ok {
-		return c, AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}, nil
+		return c, info, nil
 	}
 	creds, err := FromConn(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	creds.Close()
-	return c, AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}, Unix: true, Creds: creds}, nil
+	if t.identify != nil {
+		info.Identity = t.identify(creds)
+		// What identify read from /proc was about the peer only if the
+		// peer still runs: otherwise its pid may name another process.
+		if err := creds.Alive(); err != nil {
+			creds.Close()
+			return nil, nil, err
+		}
+	}
+	creds.Close() // kept without its pidfd: a stored fd number could be reused
+	info.Unix, info.Creds = true, creds
+	return c, info, nil
 }
 
 func (transport) Info() credentials.ProtocolInfo {
