@@ -105,4 +105,3 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find with no tab dir = %v, %v; want not in a tab, no error", ok, err)
 	}
 }
-

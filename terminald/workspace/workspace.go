@@ -263,7 +263,9 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 // shell (`phantom new -- zsh`), which can sit at a prompt, though without
 // integration. `sh -c CMD` runs a script and never prompts.
 func isInteractiveShell(argv []string) bool {
-	if slices.ContainsFunc(argv[1:], func(a string) bool { return strings.HasPrefix(a, "-") && strings.Contains(a, "c") && !strings.HasPrefix(a, "--") }) {
+	if slices.ContainsFunc(argv[1:], func(a string) bool {
+		return strings.HasPrefix(a, "-") && strings.Contains(a, "c") && !strings.HasPrefix(a, "--")
+	}) {
 		return false
 	}
 	if shell.Detect(argv[0]) != shell.Other {
