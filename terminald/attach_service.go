@@ -52,7 +52,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 			}
 		}
 	}()
-	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, PendingSheets: s.pendingSheets},
+	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),
@@ -66,7 +66,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		Exit: &terminalv1.AttachExit{Message: exit.Message, Ok: exit.OK}}})
 }
 
-// SetPendingSheets installs the count of permission sheets waiting for
-// the human, which attach shows on its status line (and prefix+s reports).
-// Call it before serving.
-func (s *Service) SetPendingSheets(f func() int) { s.pendingSheets = f }
+// SetSheets installs the permission sheets waiting for the human, which
+// attach marks on its status line and opens with prefix+s. Call it before
+// serving.
+func (s *Service) SetSheets(sh attach.Sheets) { s.sheets = sh }

@@ -170,11 +170,7 @@ func (g *guard) check(ctx context.Context, method string, req any) error {
 // client dials authz on first use; gRPC reconnects by itself after that.
 func (g *guard) client() (authzv1.AuthzServiceClient, error) {
 	g.once.Do(func() {
-		addr := os.Getenv("PHANTOM_AUTHZ_ADDR")
-		if addr == "" {
-			addr = g.layout.DaemonAddr("authz")
-		}
-		cc, err := daemon.Dial(addr)
+		cc, err := daemon.Dial(authzAddr(g.layout))
 		if err != nil {
 			g.err = err
 			return
@@ -182,6 +178,15 @@ func (g *guard) client() (authzv1.AuthzServiceClient, error) {
 		g.cc, g.authz = cc, authzv1.NewAuthzServiceClient(cc)
 	})
 	return g.authz, g.err
+}
+
+// authzAddr is where authz listens: PHANTOM_AUTHZ_ADDR, or its socket in
+// the runtime directory.
+func authzAddr(l paths.Layout) string {
+	if addr := os.Getenv("PHANTOM_AUTHZ_ADDR"); addr != "" {
+		return addr
+	}
+	return l.DaemonAddr("authz")
 }
 
 // close drops the authz connection, if one was made.

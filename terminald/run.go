@@ -43,8 +43,9 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 }
 
 // NewServer builds terminald's gRPC server over ws: the shared daemon chain,
-// the peer identity of every Unix-socket connection, and the guard that puts
-// calls from inside tabs to authz. Call stop after the server has stopped.
+// the peer identity of every Unix-socket connection, the guard that puts
+// calls from inside tabs to authz, and the watcher that brings authz's
+// permission sheets to attach. Call stop after the server has stopped.
 func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger) (srv *daemon.Server, stop func(), err error) {
 	g := newGuard(layout, ws)
 	srv, err = daemon.New("terminald", logger,
@@ -55,6 +56,12 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
-	terminalv1.RegisterTerminalServiceServer(srv.GRPC, NewService(ws))
-	return srv, g.close, nil
+	sheets, err := startSheetWatcher(authzAddr(layout), logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc := NewService(ws)
+	svc.SetSheets(sheets)
+	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
+	return srv, func() { sheets.stop(); g.close() }, nil
 }

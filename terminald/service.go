@@ -8,6 +8,7 @@ import (
 	"context"
 
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/attach"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
@@ -18,9 +19,9 @@ const DefaultReadLines = 100
 type Service struct {
 	terminalv1.UnimplementedTerminalServiceServer
 	ws *workspace.Workspace
-	// pendingSheets counts the permission sheets waiting for the human,
-	// shown by attach; nil until sheets exist.
-	pendingSheets func() int
+	// sheets are the permission sheets waiting for the human, shown and
+	// answered in attach; nil when there is no authz to ask.
+	sheets attach.Sheets
 }
 
 // NewService serves ws.

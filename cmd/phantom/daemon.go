@@ -10,6 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phantom-dev/phantom/authz"
+	"github.com/phantom-dev/phantom/gateway"
+	"github.com/phantom-dev/phantom/gitd"
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/terminald"
 )
@@ -17,6 +20,9 @@ import (
 // runners are the daemons this binary can be.
 var runners = map[string]func(ctx context.Context, addr string, l paths.Layout, log *slog.Logger) error{
 	"terminald": terminald.Run,
+	"authz":     authz.Run,
+	"gateway":   gateway.Run,
+	"gitd":      gitd.Run,
 }
 
 func daemonCmd() *cobra.Command {

@@ -285,8 +285,8 @@ func TestLifecycle(t *testing.T) {
 	if !strings.HasPrefix(env.Layout.Runtime, env.Getenv("XDG_RUNTIME_DIR")+"/") {
 		t.Errorf("runtime dir %s is not under XDG_RUNTIME_DIR", env.Layout.Runtime)
 	}
-	if len(st.Daemons) != 1 {
-		t.Fatalf("status lists %d daemons, want terminald only: %+v", len(st.Daemons), st.Daemons)
+	if len(st.Daemons) < 2 || st.Daemons[1].Name != "authz" || st.Daemons[1].Health != "serving" {
+		t.Fatalf("status lists %+v, want terminald, then authz serving", st.Daemons)
 	}
 	td := st.Daemons[0]
 	if td.Name != "terminald" || td.Health != "serving" || td.PID <= 0 || td.Addr != "unix://"+sock ||

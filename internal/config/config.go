@@ -31,6 +31,10 @@ type Config struct {
 	Agents map[string][]string `json:"agents,omitempty"`
 	// Prefix is the attach key prefix, e.g. "C-\\".
 	Prefix string `json:"prefix,omitempty"`
+	// WorktreeRoot, when set, is where gitd puts new worktrees:
+	// <worktree_root>/<repository name>/<branch>. Default: beside each
+	// repository, in <its parent>/<its name>.worktrees. Must be absolute.
+	WorktreeRoot string `json:"worktree_root,omitempty"`
 }
 
 // DefaultAgents are the agents known without configuration.
@@ -63,6 +67,9 @@ func Load(dir string) (Config, error) {
 	}
 	if c.ScrollbackLines < 0 {
 		return Config{}, fmt.Errorf("settings %s: scrollback_lines must not be negative, got %d", path, c.ScrollbackLines)
+	}
+	if c.WorktreeRoot != "" && !filepath.IsAbs(c.WorktreeRoot) {
+		return Config{}, fmt.Errorf("settings %s: worktree_root must be an absolute path, got %q", path, c.WorktreeRoot)
 	}
 	if c.ScrollbackLines == 0 {
 		c.ScrollbackLines = DefaultScrollback

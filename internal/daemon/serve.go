@@ -9,9 +9,11 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
-// GracePeriod bounds how long Serve waits for calls in flight (and streams)
-// to finish once ctx is done before it cuts them off.
-const GracePeriod = 5 * time.Second
+// GracePeriod bounds how long Serve waits for calls in flight to finish once
+// ctx is done before it cuts them off. It is short because streams never
+// finish by themselves: another daemon's health watch or sheet watch stays
+// open until the connection goes, and `phantom down` stops daemons one by one.
+const GracePeriod = time.Second
 
 // Serve marks every registered service SERVING and serves lis until ctx is
 // done, then reports NOT_SERVING, stops accepting calls and waits up to

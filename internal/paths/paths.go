@@ -23,7 +23,7 @@ var bundleID = "dev.phantom.Phantom.dev"
 func BundleID() string { return bundleID }
 
 // Daemons lists the daemon names in start order.
-var Daemons = []string{"terminald"}
+var Daemons = []string{"terminald", "authz", "gateway", "gitd"}
 
 // Layout is every path one Phantom instance uses.
 type Layout struct {

@@ -73,6 +73,12 @@ func Read(path string) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("read tab state: %w", err)
 	}
+	return Parse(path, b)
+}
+
+// Parse checks the contents b of the state file at path (named in errors),
+// for a caller that read the file itself.
+func Parse(path string, b []byte) (State, error) {
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
 		return State{}, fmt.Errorf("tab state %s: %w", path, err)

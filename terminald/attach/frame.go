@@ -19,6 +19,7 @@ func (s *session) render() []byte {
 		b = s.r.ResetPen(b)
 		b = append(b, "\x1b[H\x1b[2J"...)
 		s.last = make([][]screen.Cell, area)
+		s.under = make([][]screen.Cell, area)
 		s.lastS = nil
 		if s.view != nil {
 			s.view.Invalidate()
@@ -26,6 +27,9 @@ func (s *session) render() []byte {
 	}
 	if len(s.last) != area {
 		s.last = make([][]screen.Cell, area)
+	}
+	if len(s.under) != area {
+		s.under = make([][]screen.Cell, area)
 	}
 
 	cursorX, cursorY, cursorOn := 0, 0, false
@@ -48,8 +52,21 @@ func (s *session) render() []byte {
 		}
 		for y, l := range s.snap.Lines {
 			if y < area && l != nil {
-				b = s.drawRow(b, y, l)
+				s.under[y] = l
+				if s.mode != modeSheet {
+					b = s.drawRow(b, y, l)
+				}
 			}
+		}
+		if s.mode == modeSheet {
+			// The box over the tab; keys go to the box, not the program,
+			// so the program's input modes are off meanwhile.
+			box := s.box()
+			for y := range area {
+				b = s.drawRow(b, y, box.overlay(y, s.under[y]))
+			}
+			b = s.r.ResetModes(b)
+			break
 		}
 		b = s.r.Modes(b, s.snap.Modes)
 		c := s.snap.Cursor
@@ -94,9 +111,7 @@ func (s *session) statusLine() []screen.Cell {
 		Window: s.winName, Tabs: s.tabs, Groups: s.groups, Focused: s.tabID,
 		TrueColor: s.r.TrueColor, Right: s.message,
 	}
-	if s.o.PendingSheets != nil {
-		si.Sheets = s.o.PendingSheets()
-	}
+	_, si.Sheets = s.currentSheet()
 	switch s.mode {
 	case modeRename:
 		si.Prompt = s.promptText()

@@ -51,6 +51,8 @@ func (s *session) keys(b []byte) error {
 			b = s.renameKeys(b)
 		case modeScroll:
 			b = s.scrollKeys(b)
+		case modeSheet:
+			b = s.sheetKeys(b)
 		default:
 			i := bytes.IndexByte(b, s.o.Prefix)
 			if i < 0 {
@@ -138,14 +140,8 @@ func (s *session) command(k byte) error {
 	case k == ']' || k == 'q':
 		s.leaveScroll()
 	case k == 's':
-		n := 0
-		if s.o.PendingSheets != nil {
-			n = s.o.PendingSheets()
-		}
-		if n == 0 {
-			s.setMessage("no permission sheet waiting")
-		} else {
-			s.setMessage(fmt.Sprintf("%d permission sheet%s waiting: answer with `phantom sheet`", n, plural(n)))
+		if s.mode != modeSheet {
+			s.openSheet()
 		}
 	default:
 		s.setMessage(fmt.Sprintf("prefix keys: n p 1-9 c x , d [ s (prefix twice sends it); not %q", k))

@@ -2,8 +2,9 @@
 // session shows one window's focused tab on a client terminal, rendered by
 // terminald from the tab's screen model (full redraw on attach, resize and
 // tab switch; only changed rows after that), draws a status line of the
-// window's tabs, and interprets the prefix keys (switch, new, close,
-// rename, scrollback, detach). The gRPC adapter in package terminald feeds
+// window's tabs, interprets the prefix keys (switch, new, close, rename,
+// scrollback, detach), and shows the waiting permission sheet in a box
+// over the tab, answered with keys (sheet.go). The gRPC adapter in package terminald feeds
 // a session the client's messages and sends what it renders.
 package attach
 
@@ -38,9 +39,9 @@ type Options struct {
 	Workspace *workspace.Workspace
 	// Prefix is the key that starts a command; DefaultPrefix if 0.
 	Prefix byte
-	// PendingSheets returns how many permission sheets wait for an
-	// answer; nil means none ever do.
-	PendingSheets func() int
+	// Sheets are the permission sheets waiting for the human; nil means
+	// none ever do.
+	Sheets Sheets
 }
 
 // Hello opens a session.
@@ -78,6 +79,7 @@ const (
 	modeNormal mode = iota // keys go to the tab
 	modeRename             // keys edit the new name
 	modeScroll             // keys move through the scrollback
+	modeSheet              // a permission sheet's box is open; keys answer it
 )
 
 // session is one attached client.
@@ -94,6 +96,7 @@ type session struct {
 	view  *workspace.View
 	snap  workspace.Snapshot
 	last  [][]screen.Cell // what the client shows of the tab area
+	under [][]screen.Cell // the tab's rows as last snapshotted (under a box)
 	lastS []screen.Cell   // what the client shows of the status line
 
 	shownCols, shownRows int // the tab size last rendered
@@ -114,6 +117,14 @@ type session struct {
 	message   string
 	msgUntil  time.Time
 
+	sheet     *Sheet            // modeSheet: the sheet in the box
+	scope     Scope             // modeSheet: the scope an answer grants
+	answering string            // the sheet whose answer is in flight
+	answered  string            // the sheet last answered here
+	answers   chan answerResult // answers coming back
+	shownSecs int               // the countdown the box shows
+	boxCache  *sheetBox
+
 	exit *Exit
 	bg   sync.WaitGroup // tab closes still running
 	out  []byte
@@ -130,6 +141,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		o: o, ws: o.Workspace, send: send,
 		r:    Renderer{TrueColor: h.ColorTerm == "truecolor" || h.ColorTerm == "24bit"},
 		cols: max(h.Cols, 2), rows: max(h.Rows, 2),
+		answers: make(chan answerResult, 1),
 	}
 	defer s.bg.Wait()
 	watch := s.ws.Watch()
@@ -145,6 +157,11 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for s.exit == nil {
+		var sheets <-chan struct{}
+		if s.o.Sheets != nil {
+			// Taken before anything reads the sheets, so no change is missed.
+			sheets = s.o.Sheets.Changed()
+		}
 		if err := s.refresh(); err != nil {
 			return Exit{}, err
 		}
@@ -172,6 +189,11 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			}
 		case <-dirty:
 			s.needFrame = true
+		case <-sheets:
+			s.needFrame = true // the status line's marker
+			s.syncSheet()
+		case r := <-s.answers:
+			s.answerDone(r)
 		case _, ok := <-watch.Events():
 			if !ok {
 				if watch.Err() == nil {
@@ -332,6 +354,7 @@ func (s *session) maybeRender() (time.Duration, error) {
 	if s.message != "" {
 		wait = s.msgUntil.Sub(now)
 	}
+	wait = min(wait, s.sheetTick(now))
 	if !s.needFrame && !s.needFull {
 		return wait, nil
 	}

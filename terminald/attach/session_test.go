@@ -45,12 +45,17 @@ type fakeClient struct {
 
 func startClient(t testing.TB, ws *workspace.Workspace, h Hello) *fakeClient {
 	t.Helper()
+	return startClientWith(t, Options{Workspace: ws}, h)
+}
+
+func startClientWith(t testing.TB, o Options, h Hello) *fakeClient {
+	t.Helper()
 	c := &fakeClient{t: t, in: make(chan Msg), done: make(chan struct{}),
 		scr: screen.New(screen.Options{Cols: h.Cols, Rows: h.Rows, Scrollback: -1})}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer close(c.done)
-		c.exit, c.err = Run(ctx, Options{Workspace: ws}, h, c.in, func(b []byte) error {
+		c.exit, c.err = Run(ctx, o, h, c.in, func(b []byte) error {
 			c.mu.Lock()
 			c.scr.Write(b)
 			c.sent += len(b)

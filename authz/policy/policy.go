@@ -1,0 +1,160 @@
+// Package policy is Phantom's permission policy: which MCP tool needs which
+// capability, and how far a call reaches from the caller's tab. It decides
+// what a call needs; whether a grant covers it, and asking the human when
+// none does, are the grants and sheets packages' business.
+//
+// The policy lives here alone: the gateway sends every tool call with its
+// arguments, and a tool this table does not know is refused (fail closed).
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// Capability is a kind of sensitive act.
+type Capability uint8
+
+// The capabilities. None means the tool needs no permission.
+const (
+	None Capability = iota
+	Read
+	Run
+	Configure
+	Worktree
+)
+
+// String names the capability as the human sees it.
+func (c Capability) String() string {
+	switch c {
+	case None:
+		return "none"
+	case Read:
+		return "read"
+	case Run:
+		return "run"
+	case Configure:
+		return "configure"
+	case Worktree:
+		return "worktree"
+	}
+	return "capability(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Valid reports whether c is one of the capabilities a grant can name.
+func (c Capability) Valid() bool { return c >= Read && c <= Worktree }
+
+// Scope is how far a request or a grant reaches, narrow to wide; the order
+// of the constants is the order of reach.
+type Scope uint8
+
+// The scopes.
+const (
+	ScopeUnspecified Scope = iota
+	Tab
+	Group
+	All
+)
+
+// String names the scope.
+func (s Scope) String() string {
+	switch s {
+	case ScopeUnspecified:
+		return "unspecified"
+	case Tab:
+		return "tab"
+	case Group:
+		return "group"
+	case All:
+		return "all"
+	}
+	return "scope(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Valid reports whether s is tab, group or all.
+func (s Scope) Valid() bool { return s >= Tab && s <= All }
+
+// Covers reports whether a grant of scope s reaches at least as far as a
+// request of reach r.
+func (s Scope) Covers(r Scope) bool { return s.Valid() && r.Valid() && s >= r }
+
+// ParseScope reads "tab", "group" or "all".
+func ParseScope(v string) (Scope, error) {
+	for _, s := range []Scope{Tab, Group, All} {
+		if s.String() == v {
+			return s, nil
+		}
+	}
+	return ScopeUnspecified, fmt.Errorf("scope %q: want tab, group or all", v)
+}
+
+// TabInfo is what the policy needs to know about one tab.
+type TabInfo struct {
+	ID, Title, Directory, GroupID string
+}
+
+// Lister lists the tabs (terminald's ListTerminals in production).
+type Lister interface {
+	Tabs(ctx context.Context) ([]TabInfo, error)
+}
+
+// Projector names the project a directory belongs to: its git toplevel, or
+// the directory itself. See GitProject.
+type Projector func(ctx context.Context, dir string) string
+
+// Caller is who asks, as the gateway verified it.
+type Caller struct {
+	// Client is the name the agent gave.
+	Client string
+	// ConnectionID identifies the gateway connection.
+	ConnectionID string
+	// TabID is the caller's verified tab; empty outside any tab.
+	TabID string
+	// PID is the caller's process id.
+	PID int32
+}
+
+// Need is what a call needs: the result of Evaluate.
+type Need struct {
+	// Tool is the MCP tool.
+	Tool string
+	// Capability is what the call needs; None when it needs nothing.
+	Capability Capability
+	// Reach is the narrowest scope holding everything the call touches.
+	Reach Scope
+	// Subject is the decisive argument in words, for the sheet.
+	Subject string
+	// Project keys an "always" grant: the caller tab's project, or ""
+	// outside any tab.
+	Project string
+	// CallerTitle is the caller tab's title, for the sheet.
+	CallerTitle string
+}
+
+// MarshalText writes the capability's name (the grants file uses it).
+func (c Capability) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a capability's name; an unknown name is an error.
+func (c *Capability) UnmarshalText(b []byte) error {
+	for v := None; v <= Worktree; v++ {
+		if v.String() == string(b) {
+			*c = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown capability %q", b)
+}
+
+// MarshalText writes the scope's name.
+func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a scope's name; an unknown name is an error.
+func (s *Scope) UnmarshalText(b []byte) error {
+	v, err := ParseScope(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}

@@ -1,0 +1,98 @@
+package authz
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/phantom-dev/phantom/authz/grants"
+	"github.com/phantom-dev/phantom/authz/policy"
+	"github.com/phantom-dev/phantom/authz/sheets"
+	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/peercred"
+	"github.com/phantom-dev/phantom/internal/procfs"
+	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+)
+
+// SheetTimeoutEnv overrides how long a sheet waits for an answer (a Go
+// duration, e.g. "30s"); keep it below the agents' tool-call timeouts.
+const SheetTimeoutEnv = "PHANTOM_AUTHZ_SHEET_TIMEOUT"
+
+// Run serves authz on addr until ctx is done. It learns about tabs from
+// terminald (PHANTOM_TERMINALD_ADDR, else its socket in the runtime
+// directory) and keeps the standing grants in the state directory.
+func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
+	timeout := sheets.DefaultTimeout
+	if v := os.Getenv(SheetTimeoutEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as 50s", SheetTimeoutEnv, v)
+		}
+		timeout = d
+	}
+	tdAddr := os.Getenv("PHANTOM_TERMINALD_ADDR")
+	if tdAddr == "" {
+		tdAddr = layout.DaemonAddr("terminald")
+	}
+	cc, err := daemon.Dial(tdAddr)
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	if err := paths.EnsurePrivateDir(layout.State); err != nil {
+		return err
+	}
+	store := grants.Open(filepath.Join(layout.State, grants.FileName), nil)
+	if err := store.Err(); err != nil {
+		logger.Error("grants file unusable: every request that needs a grant is refused", "err", err)
+	}
+	svc := NewService(Options{
+		Policy:    policy.New(terminals{terminalv1.NewTerminalServiceClient(cc)}, nil),
+		Grants:    store,
+		Sheets:    sheets.New(sheets.Options{Timeout: timeout}),
+		MayAnswer: HumanGate(os.Getenv(TCPAnswersEnv) == "1"),
+		Logger:    logger,
+	})
+	srv, err := daemon.New("authz", logger, grpc.Creds(peercred.TransportCredentials(Identify(procfs.Default, layout.TabStateDir()))))
+	if err != nil {
+		return err
+	}
+	authzv1.RegisterAuthzServiceServer(srv.GRPC, svc)
+	lis, err := daemon.Listen(addr)
+	if err != nil {
+		return err
+	}
+	// Refuse the waiting calls and end the watch streams before the
+	// server drains, so that the graceful stop does not wait for them.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { <-ctx.Done(); svc.Close() }()
+	return srv.Serve(ctx, lis)
+}
+
+// terminals lists tabs through terminald.
+type terminals struct {
+	c terminalv1.TerminalServiceClient
+}
+
+// Tabs asks terminald for every tab.
+func (t terminals) Tabs(ctx context.Context) ([]policy.TabInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := t.c.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]policy.TabInfo, 0, len(resp.GetTerminals()))
+	for _, tm := range resp.GetTerminals() {
+		out = append(out, policy.TabInfo{ID: tm.GetId(), Title: tm.GetTitle(), Directory: tm.GetDirectory(), GroupID: tm.GetGroupId()})
+	}
+	return out, nil
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/phantom-dev/phantom/internal/paths"
+	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+)
+
+// withAuthz runs one call against authz with a bounded deadline and
+// reports a gRPC failure as a plain message.
+func withAuthz(call func(context.Context, authzv1.AuthzServiceClient) error) error {
+	l, err := paths.Default()
+	if err != nil {
+		return err
+	}
+	cc, err := dialDaemon(l, "authz")
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return rpcError(call(ctx, authzv1.NewAuthzServiceClient(cc)))
+}
+
+// printJSON prints a response the way `phantom ls --json` does.
+func printJSON(m proto.Message) error {
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(b))
+	return nil
+}
+
+func grantsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "grants",
+		Short: "List the permissions you gave agents (standing and once grants)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			var resp *authzv1.ListGrantsResponse
+			err := withAuthz(func(ctx context.Context, ac authzv1.AuthzServiceClient) (err error) {
+				resp, err = ac.ListGrants(ctx, &authzv1.ListGrantsRequest{})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(resp)
+			}
+			if len(resp.GetGrants()) == 0 {
+				fmt.Println("No grants: agents are asked before anything sensitive.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCLIENT\tCAPABILITY\tSCOPE\tPROJECT\tKIND\tCREATED")
+			for _, g := range resp.GetGrants() {
+				kind := "always"
+				if !g.GetAlways() {
+					kind = "once (connection " + g.GetConnectionId() + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GetId(), printable(g.GetClient()),
+					capabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())), kind, g.GetCreated())
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a grant",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withAuthz(func(ctx context.Context, ac authzv1.AuthzServiceClient) error {
+				_, err := ac.RevokeGrant(ctx, &authzv1.RevokeGrantRequest{GrantId: args[0]})
+				if err == nil {
+					fmt.Printf("revoked %s\n", args[0])
+				}
+				return err
+			})
+		},
+	})
+	return cmd
+}
+
+// capabilityName is "read" for CAPABILITY_READ.
+func capabilityName(c authzv1.Capability) string {
+	return strings.ToLower(strings.TrimPrefix(c.String(), "CAPABILITY_"))
+}
+
+// scopeName is "tab" for SCOPE_TAB.
+func scopeName(s authzv1.Scope) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SCOPE_"))
+}
+
+// printable escapes control characters in text an agent chose (its client
+// name, a tab title, a command), so it cannot drive the human's terminal.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,363 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/phantom-dev/phantom/internal/tabstate"
+)
+
+// fakeCreds are injected peer credentials.
+type fakeCreds struct {
+	pid, uid int
+	gone     bool
+}
+
+func (f *fakeCreds) IDs() (int, int) { return f.pid, f.uid }
+func (f *fakeCreds) Alive() error {
+	if f.gone {
+		return io.EOF
+	}
+	return nil
+}
+func (f *fakeCreds) Close() {}
+
+func inject(c *fakeCreds) credsReader {
+	return func(syscall.Conn) (peerCreds, error) { return c, nil }
+}
+
+// TestVerifyCreds checks each refusal the peer's credentials can cause,
+// with injected credentials (a real peer in another pid namespace is not
+// something a test can make here).
+func TestVerifyCreds(t *testing.T) {
+	uid := os.Getuid()
+	h := Hello{Hello: "phantom", Version: 1, PID: 4242, Client: "x"}
+	tests := []struct {
+		name  string
+		creds fakeCreds
+		want  string
+	}{
+		{"ok", fakeCreds{pid: 4242, uid: uid}, ""},
+		{"pid 0: another pid namespace", fakeCreds{pid: 0, uid: uid}, RefusePIDNamespace},
+		{"another uid", fakeCreds{pid: 4242, uid: uid + 1}, RefuseUID},
+		{"pid mismatch", fakeCreds{pid: 4243, uid: uid}, RefusePID},
+		{"gone after the checks", fakeCreds{pid: 4242, uid: uid, gone: true}, RefusePeerGone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := verifier{tabDir: t.TempDir(), uid: uid, creds: inject(&tt.creds)}
+			_, r := v.verify(nil, h)
+			got := ""
+			if r != nil {
+				got = r.Code
+			}
+			if got != tt.want {
+				t.Errorf("verify = %v, want code %q", r, tt.want)
+			}
+		})
+	}
+}
+
+// TestReadTabState checks that only a genuine tab-state file is read.
+func TestReadTabState(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tabs")
+	os.MkdirAll(dir, 0o700)
+	v := verifier{tabDir: dir, uid: os.Getuid()}
+	st := tabstate.State{Version: 1, TabID: "t1", Session: 10, LeaderPID: 10, LeaderStart: 5, TTYNr: 34816}
+	good := tabstate.Path(dir, "t1")
+	if err := tabstate.Write(good, st); err != nil {
+		t.Fatal(err)
+	}
+	if got, r := v.readTabState(good); r != nil || got.TabID != "t1" {
+		t.Fatalf("genuine file: %v %v", got, r)
+	}
+	outside := filepath.Join(t.TempDir(), "t1.json")
+	tabstate.Write(outside, st)
+	link := tabstate.Path(dir, "t2")
+	os.Symlink(good, link)
+	wide := tabstate.Path(dir, "t3")
+	tabstate.Write(wide, tabstate.State{Version: 1, TabID: "t3", Session: 1, LeaderPID: 1})
+	os.Chmod(wide, 0o644)
+	misnamed := tabstate.Path(dir, "t4")
+	tabstate.Write(misnamed, st) // says t1
+	garbage := tabstate.Path(dir, "t5")
+	os.WriteFile(garbage, []byte("{nope"), 0o600)
+	for name, p := range map[string]string{
+		"outside the directory": outside, "symlink": link, "mode 0644": wide, "names another tab": misnamed,
+		"unparsable": garbage, "missing": tabstate.Path(dir, "t9"), "dot-dot": dir + "/../tabs/t1.json",
+	} {
+		if _, r := v.readTabState(p); r == nil || r.Code != RefuseTabState {
+			t.Errorf("%s (%s): %v, want %s", name, p, r, RefuseTabState)
+		}
+	}
+}
+
+// TestParseHello covers good and malformed hellos.
+func TestParseHello(t *testing.T) {
+	good := `{"hello":"phantom","version":1,"pid":12,"client":"claude","tab_state":"/run/x/tabs/t1.json"}`
+	if h, r := ParseHello([]byte(good)); r != nil || h.PID != 12 || h.Client != "claude" {
+		t.Fatalf("good hello: %+v %v", h, r)
+	}
+	bad := map[string]string{
+		"not JSON":         `hello`,
+		"wrong magic":      `{"hello":"ghostty","version":1,"pid":1,"client":"c","tab_state":""}`,
+		"no pid":           `{"hello":"phantom","version":1,"client":"c","tab_state":""}`,
+		"no tab_state":     `{"hello":"phantom","version":1,"pid":1,"client":"c"}`,
+		"unknown field":    `{"hello":"phantom","version":1,"pid":1,"client":"c","tab_state":"","x":1}`,
+		"control in name":  `{"hello":"phantom","version":1,"pid":1,"client":"c\u001b[31m","tab_state":""}`,
+		"empty name":       `{"hello":"phantom","version":1,"pid":1,"client":"","tab_state":""}`,
+		"relative state":   `{"hello":"phantom","version":1,"pid":1,"client":"c","tab_state":"tabs/t1.json"}`,
+		"negative pid":     `{"hello":"phantom","version":1,"pid":-1,"client":"c","tab_state":""}`,
+		"trailing data":    `{"hello":"phantom","version":1,"pid":1,"client":"c","tab_state":""} {}`,
+		"string version":   `{"hello":"phantom","version":"1","pid":1,"client":"c","tab_state":""}`,
+		"over-long client": `{"hello":"phantom","version":1,"pid":1,"client":"` + strings.Repeat("a", 200) + `","tab_state":""}`,
+	}
+	for name, line := range bad {
+		if _, r := ParseHello([]byte(line)); r == nil || r.Code != RefuseBadHello {
+			t.Errorf("%s: %v, want %s", name, r, RefuseBadHello)
+		}
+	}
+	if _, r := ParseHello([]byte(`{"hello":"phantom","version":2,"pid":1,"client":"c","tab_state":""}`)); r == nil || r.Code != RefuseVersion {
+		t.Errorf("version 2: %v, want %s", r, RefuseVersion)
+	}
+}
+
+// FuzzHello checks that the hello parser never panics and that an accepted
+// hello round-trips.
+func FuzzHello(f *testing.F) {
+	f.Add([]byte(`{"hello":"phantom","version":1,"pid":12,"client":"claude","tab_state":"/run/x/tabs/t1.json"}`))
+	f.Add([]byte(`{"hello":"phantom","version":1,"pid":0,"client":"é","tab_state":""}`))
+	f.Add([]byte(`{"hello":"phantom","version":2}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, r := ParseHello(b)
+		if r != nil {
+			return
+		}
+		again, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2, r2 := ParseHello(again)
+		if r2 != nil || h2 != h {
+			t.Fatalf("accepted %q but not its re-encoding %q: %v", b, again, r2)
+		}
+	})
+}
+
+// TestTools checks the tool table built from the protos.
+func TestTools(t *testing.T) {
+	tt, err := buildTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"list_terminals", "read_output", "create_terminal", "run_command", "focus_terminal",
+		"update_terminal", "list_groups", "create_group", "update_group", "move_to_group", "list_theme_colors"} {
+		if tt.byName[name] == nil {
+			t.Errorf("no tool %s", name)
+		}
+	}
+	for _, internal := range []string{"close_terminal", "attach", "set_agent_state"} {
+		if tt.byName[internal] != nil {
+			t.Errorf("method %s must not be a tool", internal)
+		}
+	}
+	var ro map[string]any
+	json.Unmarshal(tt.byName["read_output"].listing.InputSchema, &ro)
+	props := ro["properties"].(map[string]any)
+	lines := props["lines"].(map[string]any)
+	if lines["type"] != "integer" || lines["minimum"] != float64(1) || !strings.Contains(lines["description"].(string), "default 100") {
+		t.Errorf("read_output.lines schema = %v", lines)
+	}
+	if req, _ := ro["required"].([]any); len(req) != 1 || req[0] != "terminal_id" {
+		t.Errorf("read_output required = %v, want [terminal_id]", ro["required"])
+	}
+	var ct map[string]any
+	json.Unmarshal(tt.byName["create_terminal"].listing.InputSchema, &ct)
+	for _, hidden := range []string{"command", "cols", "rows", "window_id"} {
+		if _, ok := ct["properties"].(map[string]any)[hidden]; ok {
+			t.Errorf("create_terminal schema shows hidden field %s", hidden)
+		}
+	}
+	rc := tt.byName["run_command"].listing
+	if !rc.Annotations.DestructiveHint || rc.Annotations.ReadOnlyHint || !strings.HasPrefix(rc.Description, "Types one command line") {
+		t.Errorf("run_command listing = %+v", rc)
+	}
+}
+
+// pipeConn is a net.Conn reading a fixed input and recording what is
+// written, for driving a connection without a socket.
+type pipeConn struct {
+	r  *bytes.Reader
+	mu sync.Mutex
+	w  bytes.Buffer
+}
+
+func (p *pipeConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+func (p *pipeConn) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.w.Write(b)
+}
+func (p *pipeConn) Close() error                     { return nil }
+func (p *pipeConn) LocalAddr() net.Addr              { return &net.UnixAddr{} }
+func (p *pipeConn) RemoteAddr() net.Addr             { return &net.UnixAddr{} }
+func (p *pipeConn) SetDeadline(time.Time) error      { return nil }
+func (p *pipeConn) SetReadDeadline(time.Time) error  { return nil }
+func (p *pipeConn) SetWriteDeadline(time.Time) error { return nil }
+
+// testServer is a gateway whose daemons are absent.
+func testServer(t testing.TB) *Server {
+	dir := t.TempDir()
+	s, err := NewServer(Options{TabStateDir: dir, Addr: func(n string) string { return "unix://" + dir + "/" + n + ".sock" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.backends.close)
+	return s
+}
+
+// serveInput runs one connection over input and returns the lines written
+// (the hello answer first).
+func serveInput(t testing.TB, s *Server, input []byte) []string {
+	pc := &pipeConn{r: bytes.NewReader(input)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.serveConn(context.Background(), pc, bufio.NewReaderSize(pc, 64<<10), peer{hello: Hello{Client: "fuzz", PID: 1}})
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("connection did not end on input %q", input)
+	}
+	out := strings.TrimSuffix(pc.w.String(), "\n")
+	return strings.Split(out, "\n")
+}
+
+// TestDispatch checks the protocol's answers line by line.
+func TestDispatch(t *testing.T) {
+	s := testServer(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-11-25"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`not json`,
+		`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+		``,
+	}, "\n")
+	lines := serveInput(t, s, []byte(in))
+	want := []string{`"hello":"ok"`, `"id":1,"error":{"code":-32601`, `"id":"a","result":{"capabilities":{"tools":{}}`,
+		`"id":2,"result":{}`, `"id":null,"error":{"code":-32700`, `"id":null,"error":{"code":-32600`,
+		`"id":null,"error":{"code":-32600`, `"id":null,"error":{"code":-32600`, `"id":4,"result":{"tools":[`}
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d = %s\nwant it to contain %s", i, lines[i], w)
+		}
+	}
+	if !strings.Contains(lines[2], `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("initialize = %s", lines[2])
+	}
+}
+
+// TestCallErrors checks -32602 for unknown tools and arguments that do not
+// fit, and isError naming authz when it is down.
+func TestCallErrors(t *testing.T) {
+	s := testServer(t)
+	call := func(id int, name, args string) string {
+		return `{"jsonrpc":"2.0","id":` + itoa(uint64(id)) + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+	}
+	in := strings.Join([]string{
+		call(1, "nope", "{}"),
+		call(2, "read_output", `{"terminal_id":"t1","bogus":1}`),
+		call(3, "read_output", `{"terminal_id":5}`),
+		call(4, "create_terminal", `{"command":["sh"]}`),
+		call(5, "read_output", `{"terminal_id":""}`),
+		call(6, "read_output", `[1]`),
+	}, "\n") + "\n"
+	lines := serveInput(t, s, []byte(in))
+	for _, l := range lines[1:] {
+		if !strings.Contains(l, `"code":-32602`) {
+			t.Errorf("got %s, want -32602", l)
+		}
+	}
+	if len(lines) != 7 {
+		t.Errorf("got %d lines, want 7:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
+
+// TestHugeLine checks that a line over MaxLine is answered and ends the
+// connection.
+func TestHugeLine(t *testing.T) {
+	s := testServer(t)
+	in := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"`), bytes.Repeat([]byte("a"), MaxLine)...)
+	in = append(in, "\"}}\n"+`{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n"...)
+	lines := serveInput(t, s, in)
+	if len(lines) != 2 || !strings.Contains(lines[1], `"code":-32600`) || !strings.Contains(lines[1], "longer than") {
+		t.Errorf("got %q, want the hello answer and one error", lines)
+	}
+}
+
+// FuzzFraming feeds arbitrary bytes to a connection: it must never panic
+// or hang, and no request id may be answered more often than it was sent.
+func FuzzFraming(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"list_terminals"}}` + "\n[1,2]\n\n{}"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}` + "\r\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`))
+	f.Add([]byte("\x00\xff{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"tools/list\"}"))
+	s := testServer(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lines := serveInput(t, s, b)
+		if !strings.Contains(lines[0], `"hello":"ok"`) {
+			t.Fatalf("first line %q", lines[0])
+		}
+		sent := map[string]int{}
+		requests := 0
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			requests++
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(l, &m) == nil && m.ID != nil {
+				sent[string(m.ID)]++
+			}
+		}
+		if len(lines)-1 > requests {
+			t.Fatalf("%d responses to %d lines", len(lines)-1, requests)
+		}
+		got := map[string]int{}
+		for _, l := range lines[1:] {
+			var r struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Fatalf("response %q is not JSON: %v", l, err)
+			}
+			if string(r.ID) == "null" {
+				continue
+			}
+			got[string(r.ID)]++
+			if got[string(r.ID)] > sent[string(r.ID)] {
+				t.Fatalf("id %s answered %d times, sent %d times", r.ID, got[string(r.ID)], sent[string(r.ID)])
+			}
+		}
+	})
+}

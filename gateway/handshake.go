@@ -1,0 +1,285 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/phantom-dev/phantom/internal/peercred"
+	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/internal/tabident"
+	"github.com/phantom-dev/phantom/internal/tabstate"
+)
+
+// HelloVersion is the only hello version this gateway speaks.
+const HelloVersion = 1
+
+// MaxHello bounds the hello line.
+const MaxHello = 64 << 10
+
+// maxClientName bounds the client name (authz keys grants by it).
+const maxClientName = 128
+
+// maxTabStateFile bounds a tab-state file; terminald's are a few hundred
+// bytes.
+const maxTabStateFile = 64 << 10
+
+// Hello is the first line a client sends:
+//
+//	{"hello":"phantom","version":1,"pid":N,"client":"NAME","tab_state":"PATH or empty"}
+type Hello struct {
+	// Hello is always "phantom".
+	Hello string `json:"hello"`
+	// Version is the hello version, HelloVersion.
+	Version int `json:"version"`
+	// PID is the caller's process id; it must be the socket peer's.
+	PID int `json:"pid"`
+	// Client names the agent (e.g. "claude"); grants are keyed by it.
+	Client string `json:"client"`
+	// TabState is the path of the caller's tab-state file
+	// ($PHANTOM_TAB_STATE), empty outside any tab.
+	TabState string `json:"tab_state"`
+}
+
+// Refusal is why a handshake failed: a stable code and a message for the
+// human reading the bridge's stderr.
+type Refusal struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+
+func refuse(code, format string, args ...any) *Refusal {
+	return &Refusal{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Refusal codes.
+const (
+	RefuseBadHello       = "bad_hello"
+	RefuseVersion        = "unknown_version"
+	RefusePeerUnreadable = "unreadable_peer"
+	RefusePIDNamespace   = "pid_namespace"
+	RefuseUID            = "uid_mismatch"
+	RefusePID            = "pid_mismatch"
+	RefuseTabState       = "bad_tab_state"
+	RefuseNotInTab       = "not_in_tab"
+	RefusePeerGone       = "peer_gone"
+)
+
+// refusalLine renders r as the one JSON error line sent before closing.
+func refusalLine(r *Refusal) []byte {
+	b, _ := json.Marshal(struct {
+		Error *Refusal `json:"error"`
+	}{r})
+	return append(b, '\n')
+}
+
+// okLine is the line sent after a successful handshake, so that the bridge
+// can tell acceptance from refusal before it forwards anything. The bridge
+// does not forward it.
+func okLine(connID string) []byte {
+	b, _ := json.Marshal(struct {
+		Hello        string `json:"hello"`
+		Version      int    `json:"version"`
+		ConnectionID string `json:"connection_id"`
+	}{"ok", HelloVersion, connID})
+	return append(b, '\n')
+}
+
+// ParseHello reads a hello line strictly: every field present, nothing
+// else, a known version, a printable client name and an absolute tab-state
+// path (or none).
+func ParseHello(line []byte) (Hello, *Refusal) {
+	if len(line) > MaxHello {
+		return Hello{}, refuse(RefuseBadHello, "hello longer than %d bytes", MaxHello)
+	}
+	var raw struct {
+		Hello    *string `json:"hello"`
+		Version  *int    `json:"version"`
+		PID      *int    `json:"pid"`
+		Client   *string `json:"client"`
+		TabState *string `json:"tab_state"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return Hello{}, refuse(RefuseBadHello, "hello is not the expected JSON object: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Hello{}, refuse(RefuseBadHello, "hello has trailing data")
+	}
+	if raw.Hello == nil || *raw.Hello != "phantom" {
+		return Hello{}, refuse(RefuseBadHello, `hello must start with "hello":"phantom"`)
+	}
+	if raw.Version == nil {
+		return Hello{}, refuse(RefuseBadHello, "hello lacks a version")
+	}
+	if *raw.Version != HelloVersion {
+		return Hello{}, refuse(RefuseVersion, "hello version %d is not known; this Phantom speaks version %d", *raw.Version, HelloVersion)
+	}
+	if raw.PID == nil || raw.Client == nil || raw.TabState == nil {
+		return Hello{}, refuse(RefuseBadHello, "hello must carry pid, client and tab_state")
+	}
+	h := Hello{Hello: *raw.Hello, Version: *raw.Version, PID: *raw.PID, Client: *raw.Client, TabState: *raw.TabState}
+	if h.PID < 0 {
+		return Hello{}, refuse(RefuseBadHello, "pid %d is not a process id", h.PID)
+	}
+	if err := checkClientName(h.Client); err != nil {
+		return Hello{}, refuse(RefuseBadHello, "client name: %v", err)
+	}
+	if h.TabState != "" {
+		if !filepath.IsAbs(h.TabState) || len(h.TabState) > 4096 || !utf8.ValidString(h.TabState) ||
+			bytes.ContainsRune([]byte(h.TabState), 0) {
+			return Hello{}, refuse(RefuseBadHello, "tab_state %q is not an absolute path", h.TabState)
+		}
+	}
+	return h, nil
+}
+
+// checkClientName accepts 1–128 bytes of printable UTF-8: the name is shown
+// to the human on permission sheets, so it must not carry control
+// characters or escape sequences.
+func checkClientName(name string) error {
+	if name == "" {
+		return errors.New("empty")
+	}
+	if len(name) > maxClientName {
+		return fmt.Errorf("longer than %d bytes", maxClientName)
+	}
+	if !utf8.ValidString(name) {
+		return errors.New("not UTF-8")
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("contains the non-printable character %U", r)
+		}
+	}
+	return nil
+}
+
+// peer is what the handshake learnt about a verified client.
+type peer struct {
+	hello Hello
+	// tab is the verified tab-state, zero outside any tab.
+	tab tabstate.State
+}
+
+// credsReader reads a connection's peer credentials; tests inject one.
+type credsReader func(syscall.Conn) (peerCreds, error)
+
+// peerCreds is the part of peercred.Creds the handshake uses.
+type peerCreds interface {
+	IDs() (pid, uid int)
+	Alive() error
+	Close()
+}
+
+// realCreds adapts peercred.Creds.
+type realCreds struct{ c peercred.Creds }
+
+func (r *realCreds) IDs() (int, int) { return r.c.PID, r.c.UID }
+func (r *realCreds) Alive() error    { return r.c.Alive() }
+func (r *realCreds) Close()          { r.c.Close() }
+
+func readPeerCreds(conn syscall.Conn) (peerCreds, error) {
+	c, err := peercred.Get(conn)
+	if err != nil {
+		return nil, err
+	}
+	return &realCreds{c}, nil
+}
+
+// verifier checks hellos against the socket and the tab-state files.
+type verifier struct {
+	tabDir string
+	uid    int
+	fs     procfs.FS
+	creds  credsReader
+}
+
+// verify checks h against conn's peer: same pid, visible pid namespace,
+// same uid, a genuine tab-state file the peer really runs in, and — after
+// /proc was read — the peer still alive through its pidfd, so a reused pid
+// cannot pass.
+func (v *verifier) verify(conn syscall.Conn, h Hello) (peer, *Refusal) {
+	creds, err := v.creds(conn)
+	if err != nil {
+		return peer{}, refuse(RefusePeerUnreadable, "cannot read the socket peer's credentials: %v", err)
+	}
+	defer creds.Close()
+	pid, uid := creds.IDs()
+	switch {
+	case pid == 0:
+		return peer{}, refuse(RefusePIDNamespace, "the peer runs in another pid namespace (its pid reads as 0); run the bridge in Phantom's pid namespace")
+	case uid != v.uid:
+		return peer{}, refuse(RefuseUID, "the peer runs as uid %d, Phantom as uid %d", uid, v.uid)
+	case pid != h.PID:
+		return peer{}, refuse(RefusePID, "the hello says pid %d but the socket's peer is pid %d", h.PID, pid)
+	}
+	p := peer{hello: h}
+	if h.TabState != "" {
+		st, r := v.readTabState(h.TabState)
+		if r != nil {
+			return peer{}, r
+		}
+		if err := tabident.Verify(v.fs, st, pid); err != nil {
+			return peer{}, refuse(RefuseNotInTab, "process %d does not run in tab %s: %v", pid, st.TabID, err)
+		}
+		p.tab = st
+	}
+	if err := creds.Alive(); err != nil {
+		return peer{}, refuse(RefusePeerGone, "the peer process %d is gone: %v", pid, err)
+	}
+	return p, nil
+}
+
+// readTabState opens a claimed tab-state file and accepts it only if
+// terminald wrote it: directly inside the tab-state directory, a regular
+// file (a symlink is not followed), mode 0600, owned by us, named after the
+// tab it describes. The checks are made on the open file, so the file
+// cannot be swapped between check and read.
+func (v *verifier) readTabState(path string) (tabstate.State, *Refusal) {
+	if filepath.Clean(path) != path || filepath.Dir(path) != v.tabDir {
+		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s is not a file of Phantom's tab-state directory %s", path, v.tabDir)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return tabstate.State{}, refuse(RefuseTabState, "open tab_state %s: %v (the tab may have closed)", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return tabstate.State{}, refuse(RefuseTabState, "stat tab_state %s: %v", path, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s is not a regular file", path)
+	case int(st.Uid) != v.uid:
+		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s is owned by uid %d, not %d", path, st.Uid, v.uid)
+	case st.Mode&0o7777 != 0o600:
+		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s has mode %o, want 600", path, st.Mode&0o7777)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTabStateFile+1))
+	if err != nil || len(b) > maxTabStateFile {
+		return tabstate.State{}, refuse(RefuseTabState, "read tab_state %s: too large or unreadable (%v)", path, err)
+	}
+	s, err := tabstate.Parse(path, b)
+	if err != nil {
+		return tabstate.State{}, refuse(RefuseTabState, "%v", err)
+	}
+	if tabstate.Path(v.tabDir, s.TabID) != path {
+		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s describes tab %s", path, s.TabID)
+	}
+	return s, nil
+}

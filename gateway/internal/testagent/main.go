@@ -1,0 +1,150 @@
+// Command testagent is a stand-in for a coding agent in end-to-end tests:
+// run as a Phantom tab's program, it starts `phantom +mcp-server` with the
+// official MCP Go SDK client, performs the steps of a script and writes
+// each outcome as one JSON line to an output file the test reads.
+//
+//	testagent PHANTOM_BIN SCRIPT.json OUT.jsonl
+//
+// A script is a JSON array of steps:
+//
+//	{"op":"list"}                               tools/list
+//	{"op":"call","tool":"T","args":{...}}       tools/call
+//	{"op":"ping"}                               ping
+//	{"op":"wait","file":"PATH"}                 wait until PATH exists
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// step is one scripted action.
+type step struct {
+	Op   string         `json:"op"`
+	Tool string         `json:"tool,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
+	File string         `json:"file,omitempty"`
+	// Retry repeats a call until it is not an error, for up to 20 s.
+	Retry bool `json:"retry,omitempty"`
+}
+
+// outcome is one line of the output file.
+type outcome struct {
+	Step   int    `json:"step"`
+	Op     string `json:"op"`
+	Result any    `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Done   bool   `json:"done,omitempty"`
+}
+
+func main() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: testagent PHANTOM_BIN SCRIPT.json OUT.jsonl")
+		os.Exit(2)
+	}
+	// Outlive a killed terminald (its PTY hangs up): the test restarts it
+	// and expects this session to carry on.
+	signal.Ignore(syscall.SIGHUP)
+	out, err := os.OpenFile(os.Args[3], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer out.Close()
+	emit := func(o outcome) {
+		b, _ := json.Marshal(o)
+		out.Write(append(b, '\n'))
+		out.Sync()
+	}
+	if err := run(os.Args[1], os.Args[2], emit); err != nil {
+		emit(outcome{Step: -1, Op: "fatal", Error: err.Error()})
+	}
+	emit(outcome{Step: -1, Op: "end", Done: true})
+	// Stay alive so the tab (and its tab-state file) outlives the test's
+	// reads; the test closes the tab.
+	time.Sleep(time.Hour)
+}
+
+func run(bin, scriptPath string, emit func(outcome)) error {
+	b, err := os.ReadFile(scriptPath)
+	if err != nil {
+		return err
+	}
+	var script []step
+	if err := json.Unmarshal(b, &script); err != nil {
+		return fmt.Errorf("script: %w", err)
+	}
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "testagent", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "+mcp-server", "--client=test")}, nil)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer cs.Close()
+	emit(outcome{Step: -1, Op: "connected", Result: map[string]any{"pid": os.Getpid(), "init": cs.InitializeResult()}})
+	for i, s := range script {
+		o := outcome{Step: i, Op: s.Op}
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		switch s.Op {
+		case "list":
+			res, err := cs.ListTools(cctx, nil)
+			o.Result, o.Error = res, errString(err)
+		case "call":
+			args := expand(s.Args)
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: s.Tool, Arguments: args})
+				o.Result, o.Error = res, errString(err)
+				if !s.Retry || (err == nil && !res.IsError) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		case "ping":
+			o.Error = errString(cs.Ping(cctx, nil))
+		case "wait":
+			for {
+				if _, err := os.Stat(s.File); err == nil {
+					break
+				}
+				if cctx.Err() != nil {
+					o.Error = "timed out waiting for " + s.File
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		default:
+			o.Error = "unknown op " + s.Op
+		}
+		cancel()
+		emit(o)
+	}
+	return nil
+}
+
+// expand replaces string arguments "$PHANTOM_TAB_ID" with this tab's id.
+func expand(args map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		if v == "$PHANTOM_TAB_ID" {
+			v = os.Getenv("PHANTOM_TAB_ID")
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

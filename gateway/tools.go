@@ -1,0 +1,174 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	phantomproto "github.com/phantom-dev/phantom/proto/phantom"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
+	// The services whose methods are tools register themselves here.
+	_ "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+)
+
+// serviceDaemons is the one table from a proto package to the daemon that
+// serves its services.
+var serviceDaemons = map[protoreflect.FullName]string{
+	"phantom.terminal.v1": "terminald",
+	"phantom.editor.v1":   "editord",
+	"phantom.lsp.v1":      "lspd",
+	"phantom.git.v1":      "gitd",
+}
+
+// tool is one MCP tool: a gRPC method carrying the phantom.mcp.v1.tool
+// option.
+type tool struct {
+	// name is the MCP tool name.
+	name string
+	// daemon serves the method.
+	daemon string
+	// method is the gRPC method path, /pkg.Service/Method.
+	method string
+	// input and output are the request and response types.
+	input, output protoreflect.MessageType
+	// opt is the tool option.
+	opt *mcpv1.Tool
+	// hidden are the request fields agents may not set.
+	hidden map[protoreflect.Name]bool
+	// listing is the tool as tools/list shows it.
+	listing toolListing
+}
+
+// toolListing is a tool in a tools/list result.
+type toolListing struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations toolAnnotations `json:"annotations"`
+}
+
+// toolAnnotations are MCP's behaviour hints.
+type toolAnnotations struct {
+	ReadOnlyHint    bool `json:"readOnlyHint"`
+	DestructiveHint bool `json:"destructiveHint"`
+	IdempotentHint  bool `json:"idempotentHint"`
+	OpenWorldHint   bool `json:"openWorldHint"`
+}
+
+// toolTable is every tool, by name, and the tools/list result.
+type toolTable struct {
+	byName map[string]*tool
+	// list is the encoded tools/list result.
+	list json.RawMessage
+}
+
+// buildTools walks every registered file for methods carrying the tool
+// option. Descriptions come from the protos' comments (the embedded
+// descriptors); a method whose package no daemon serves is an error, as is
+// a tool name used twice.
+func buildTools() (*toolTable, error) {
+	set, err := phantomproto.Descriptors()
+	if err != nil {
+		return nil, err
+	}
+	docs := readComments(set)
+	t := &toolTable{byName: map[string]*tool{}}
+	var ferr error
+	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		svcs := fd.Services()
+		for i := 0; i < svcs.Len(); i++ {
+			methods := svcs.Get(i).Methods()
+			for j := 0; j < methods.Len(); j++ {
+				if err := t.add(methods.Get(j), docs); err != nil {
+					ferr = err
+					return false
+				}
+			}
+		}
+		return true
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	names := make([]string, 0, len(t.byName))
+	for n := range t.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := struct {
+		Tools []toolListing `json:"tools"`
+	}{Tools: []toolListing{}}
+	for _, n := range names {
+		list.Tools = append(list.Tools, t.byName[n].listing)
+	}
+	if t.list, err = json.Marshal(list); err != nil {
+		return nil, fmt.Errorf("encode the tool list: %w", err)
+	}
+	return t, nil
+}
+
+// add adds m to the table if it carries the tool option.
+func (t *toolTable) add(m protoreflect.MethodDescriptor, docs comments) error {
+	opt, ok := proto.GetExtension(m.Options(), mcpv1.E_Tool).(*mcpv1.Tool)
+	if !ok || opt == nil || opt.GetName() == "" {
+		return nil
+	}
+	if m.IsStreamingClient() || m.IsStreamingServer() {
+		return fmt.Errorf("method %s: a streaming method cannot be a tool", m.FullName())
+	}
+	if _, dup := t.byName[opt.GetName()]; dup {
+		return fmt.Errorf("method %s: tool name %q used twice", m.FullName(), opt.GetName())
+	}
+	svc := m.Parent().(protoreflect.ServiceDescriptor)
+	daemon, ok := serviceDaemons[svc.ParentFile().Package()]
+	if !ok {
+		return fmt.Errorf("method %s: no daemon serves package %s", m.FullName(), svc.ParentFile().Package())
+	}
+	in, err := protoregistry.GlobalTypes.FindMessageByName(m.Input().FullName())
+	if err != nil {
+		return fmt.Errorf("method %s: request type: %w", m.FullName(), err)
+	}
+	out, err := protoregistry.GlobalTypes.FindMessageByName(m.Output().FullName())
+	if err != nil {
+		return fmt.Errorf("method %s: response type: %w", m.FullName(), err)
+	}
+	hidden := map[protoreflect.Name]bool{}
+	for _, h := range opt.GetHiddenFields() {
+		if m.Input().Fields().ByName(protoreflect.Name(h)) == nil {
+			return fmt.Errorf("method %s: hidden field %q is not a field of %s", m.FullName(), h, m.Input().FullName())
+		}
+		hidden[protoreflect.Name(h)] = true
+	}
+	schema, err := json.Marshal(messageSchema(m.Input(), hidden, docs, 0))
+	if err != nil {
+		return fmt.Errorf("method %s: encode input schema: %w", m.FullName(), err)
+	}
+	desc := docs[m.FullName()]
+	if opt.GetNeedsTab() {
+		desc += "\n\nThe caller must run inside a Phantom tab."
+	}
+	t.byName[opt.GetName()] = &tool{
+		name:   opt.GetName(),
+		daemon: daemon,
+		method: "/" + string(svc.FullName()) + "/" + string(m.Name()),
+		input:  in,
+		output: out,
+		opt:    opt,
+		hidden: hidden,
+		listing: toolListing{
+			Name:        opt.GetName(),
+			Description: desc,
+			InputSchema: schema,
+			Annotations: toolAnnotations{
+				ReadOnlyHint:    opt.GetReadOnly(),
+				DestructiveHint: opt.GetDestructive(),
+				IdempotentHint:  opt.GetIdempotent(),
+			},
+		},
+	}
+	return nil
+}

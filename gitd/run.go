@@ -1,0 +1,54 @@
+package gitd
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/phantom-dev/phantom/gitd/worktree"
+	"github.com/phantom-dev/phantom/internal/config"
+	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/paths"
+	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
+)
+
+// TerminaldAddrEnv overrides where gitd finds terminald (the compose stack
+// uses tcp://); default terminald's socket in the runtime directory.
+const TerminaldAddrEnv = "PHANTOM_TERMINALD_ADDR"
+
+// Run serves gitd on addr until ctx is done.
+func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
+	cfg, err := config.Load(layout.Config)
+	if err != nil {
+		return err
+	}
+	taddr := os.Getenv(TerminaldAddrEnv)
+	if taddr == "" {
+		taddr = layout.DaemonAddr("terminald")
+	}
+	tabs := newTerminals(taddr)
+	defer tabs.close()
+	m, err := worktree.New(worktree.Options{WorktreeRoot: cfg.WorktreeRoot, Tabs: tabs})
+	if err != nil {
+		return err
+	}
+	srv, err := NewServer(m, logger)
+	if err != nil {
+		return err
+	}
+	lis, err := daemon.Listen(addr)
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, lis)
+}
+
+// NewServer builds gitd's gRPC server over m with the shared daemon chain.
+func NewServer(m *worktree.Manager, logger *slog.Logger) (*daemon.Server, error) {
+	srv, err := daemon.New("gitd", logger)
+	if err != nil {
+		return nil, err
+	}
+	gitv1.RegisterGitServiceServer(srv.GRPC, NewService(m))
+	return srv, nil
+}
