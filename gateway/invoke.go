@@ -116,6 +116,9 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) 
 	if t.opt.GetNeedsTab() && c.peer.tab.TabID == "" {
 		return toolError("%s acts on the window of the calling agent's tab, and this agent does not run inside a Phantom tab; start it from a Phantom tab", t.name)
 	}
+	if err := c.fillCaller(ctx, msg); err != nil {
+		return toolError("%s: %v", t.name, err)
+	}
 	if res := c.authorize(ctx, t, msg); res != nil {
 		return res
 	}

@@ -12,6 +12,7 @@ import (
 	phantomproto "github.com/phantom-dev/phantom/proto/phantom"
 	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 	// The services whose methods are tools register themselves here.
+	_ "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 	_ "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 

@@ -5,9 +5,12 @@ import (
 	"log/slog"
 	"os"
 
+	"google.golang.org/grpc"
+
 	"github.com/phantom-dev/phantom/gitd/worktree"
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/paths"
 	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 )
@@ -32,7 +35,11 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	srv, err := NewServer(m, logger)
+	// Calls from inside tabs go to authz as the gateway's would: the
+	// worktree capability guards every tool here.
+	g := guard.New(layout, gitv1.File_phantom_git_v1_git_proto, guard.Options{})
+	defer g.Close()
+	srv, err := NewServer(m, logger, g.ServerOptions()...)
 	if err != nil {
 		return err
 	}
@@ -43,9 +50,10 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	return srv.Serve(ctx, lis)
 }
 
-// NewServer builds gitd's gRPC server over m with the shared daemon chain.
-func NewServer(m *worktree.Manager, logger *slog.Logger) (*daemon.Server, error) {
-	srv, err := daemon.New("gitd", logger)
+// NewServer builds gitd's gRPC server over m with the shared daemon chain
+// and any extra server options (the guard).
+func NewServer(m *worktree.Manager, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
+	srv, err := daemon.New("gitd", logger, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"log/slog"
 
-	"google.golang.org/grpc"
-
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/paths"
-	"github.com/phantom-dev/phantom/internal/peercred"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
@@ -47,21 +45,26 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 // calls from inside tabs to authz, and the watcher that brings authz's
 // permission sheets to attach. Call stop after the server has stopped.
 func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger) (srv *daemon.Server, stop func(), err error) {
-	g := newGuard(layout, ws)
-	srv, err = daemon.New("terminald", logger,
-		grpc.Creds(peercred.TransportCredentials(g.identify)),
-		grpc.ChainUnaryInterceptor(g.unary),
-		grpc.ChainStreamInterceptor(g.stream),
-	)
+	g := guard.New(layout, terminalv1.File_phantom_terminal_v1_terminal_proto, guard.Options{
+		Refuse: map[string]string{
+			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside a Phantom tab: attach from a terminal outside Phantom",
+			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",
+		},
+		ClientName: func(tabID string) string {
+			t, _ := ws.Get(tabID)
+			return t.AgentClient
+		},
+	})
+	srv, err = daemon.New("terminald", logger, g.ServerOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
-	sheets, err := startSheetWatcher(authzAddr(layout), logger)
+	sheets, err := startSheetWatcher(guard.AuthzAddr(layout), logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	svc := NewService(ws)
 	svc.SetSheets(sheets)
 	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
-	return srv, func() { sheets.stop(); g.close() }, nil
+	return srv, func() { sheets.stop(); g.Close() }, nil
 }

@@ -1,4 +1,18 @@
-package terminald
+// Package guard closes the back door around the gateway: a process inside a
+// Phantom tab that calls a daemon itself — `phantom read OTHER_TAB`, or
+// grpcurl on a daemon's socket — is treated as that tab's agent, and each of
+// its calls that is an MCP tool is put to authz exactly as the gateway
+// would. Which calls need which capability is authz's policy, not the
+// daemon's: the guard only asks.
+//
+// Callers outside every tab are the human's own terminal and Phantom's
+// daemons; they pass. Some methods (attaching as the human, reporting agent
+// state) are refused to callers inside tabs outright.
+//
+// Processes of one user can always reach each other (ptrace, /proc), so this
+// is a fence against agents wandering through the obvious doors, not a wall
+// against a determined same-uid attacker.
+package guard
 
 import (
 	"context"
@@ -22,26 +36,13 @@ import (
 	"github.com/phantom-dev/phantom/internal/tabident"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
-	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
-	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
-// guard closes the back door around the gateway: a process inside a Phantom
-// tab that calls terminald itself — `phantom read OTHER_TAB`, or grpcurl on
-// the socket — is treated as that tab's agent, and each of its calls that is
-// an MCP tool is put to authz exactly as the gateway would. Which calls need
-// which capability is authz's policy, not terminald's: the guard only asks.
-//
-// Callers outside every tab are the human's own terminal and Phantom's
-// daemons; they pass. The human attaching to a window must not be inside a
-// tab either, so Attach from a tab is refused outright.
-//
-// Processes of one user can always reach each other (ptrace, /proc), so this
-// is a fence against agents wandering through the obvious doors, not a wall
-// against a determined same-uid attacker.
-type guard struct {
+// Guard is one daemon's gate. Create it with New, pass ServerOptions to
+// daemon.New, and Close it after the server stopped.
+type Guard struct {
 	layout paths.Layout
-	ws     *workspace.Workspace
+	opts   Options
 	tools  map[string]string // full method name → MCP tool name
 
 	once  sync.Once
@@ -56,8 +57,30 @@ type peer struct {
 	tabID string // "" outside every tab
 }
 
-func newGuard(layout paths.Layout, ws *workspace.Workspace) *guard {
-	return &guard{layout: layout, ws: ws, tools: toolMethods(terminalv1.File_phantom_terminal_v1_terminal_proto)}
+// Options says what a daemon's guard must know besides its tools.
+type Options struct {
+	// Refuse maps full method names that callers inside tabs may never
+	// use to the reason they are told.
+	Refuse map[string]string
+	// ClientName names the agent of a tab, as authz's grants know it;
+	// "shell" when nil or when it returns "".
+	ClientName func(tabID string) string
+}
+
+// New makes the guard of a daemon whose tools are the methods of fd
+// carrying the MCP tool option.
+func New(layout paths.Layout, fd protoreflect.FileDescriptor, opts Options) *Guard {
+	return &Guard{layout: layout, opts: opts, tools: toolMethods(fd)}
+}
+
+// ServerOptions are the gRPC options that install the guard: peer identity
+// once per connection, and the check on every call.
+func (g *Guard) ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.Creds(peercred.TransportCredentials(g.identify)),
+		grpc.ChainUnaryInterceptor(g.unary),
+		grpc.ChainStreamInterceptor(g.stream),
+	}
 }
 
 // toolMethods maps each method carrying the MCP tool option to its tool.
@@ -77,7 +100,7 @@ func toolMethods(fd protoreflect.FileDescriptor) map[string]string {
 }
 
 // identify runs once per connection (peercred.TransportCredentials).
-func (g *guard) identify(c peercred.Creds) any {
+func (g *Guard) identify(c peercred.Creds) any {
 	p := peer{pid: c.PID}
 	if g.isDaemon(c.PID) {
 		return p
@@ -91,7 +114,7 @@ func (g *guard) identify(c peercred.Creds) any {
 // isDaemon reports whether pid is one of Phantom's own daemons, as recorded
 // by `phantom up`. A daemon started from a tab descends from it for as long
 // as `phantom up` runs, yet it is not that tab's agent.
-func (g *guard) isDaemon(pid int) bool {
+func (g *Guard) isDaemon(pid int) bool {
 	for _, name := range paths.Daemons {
 		b, err := os.ReadFile(g.layout.PIDFile(name))
 		if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
@@ -107,14 +130,14 @@ func callerOf(ctx context.Context) peer {
 	return p
 }
 
-func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (g *Guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	if err := g.check(ctx, info.FullMethod, req); err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
-func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+func (g *Guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	if err := g.check(ss.Context(), info.FullMethod, nil); err != nil {
 		return err
 	}
@@ -122,16 +145,13 @@ func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 }
 
 // check lets a call through, or says why not.
-func (g *guard) check(ctx context.Context, method string, req any) error {
+func (g *Guard) check(ctx context.Context, method string, req any) error {
 	c := callerOf(ctx)
 	if c.tabID == "" {
 		return nil
 	}
-	switch method {
-	case terminalv1.TerminalService_Attach_FullMethodName:
-		return status.Errorf(codes.PermissionDenied, "attach from inside Phantom tab %s is refused: attach from a terminal outside Phantom", c.tabID)
-	case terminalv1.TerminalService_SetAgentState_FullMethodName:
-		return status.Errorf(codes.PermissionDenied, "only the gateway reports agent state; the caller runs in tab %s", c.tabID)
+	if why, ok := g.opts.Refuse[method]; ok {
+		return status.Errorf(codes.PermissionDenied, "%s (the caller runs in Phantom tab %s)", why, c.tabID)
 	}
 	tool, ok := g.tools[method]
 	if !ok {
@@ -150,8 +170,10 @@ func (g *guard) check(ctx context.Context, method string, req any) error {
 		return status.Errorf(codes.Unavailable, "calls from inside Phantom tab %s need authz, which is unreachable: %v", c.tabID, err)
 	}
 	client := "shell"
-	if t, err := g.ws.Get(c.tabID); err == nil && t.AgentClient != "" {
-		client = t.AgentClient
+	if g.opts.ClientName != nil {
+		if name := g.opts.ClientName(c.tabID); name != "" {
+			client = name
+		}
 	}
 	resp, err := az.Authorize(ctx, &authzv1.AuthorizeRequest{
 		Caller:        &authzv1.Caller{Client: client, ConnectionId: "peer-" + strconv.Itoa(c.pid), TabId: c.tabID, Pid: int32(c.pid)},
@@ -168,9 +190,9 @@ func (g *guard) check(ctx context.Context, method string, req any) error {
 }
 
 // client dials authz on first use; gRPC reconnects by itself after that.
-func (g *guard) client() (authzv1.AuthzServiceClient, error) {
+func (g *Guard) client() (authzv1.AuthzServiceClient, error) {
 	g.once.Do(func() {
-		cc, err := daemon.Dial(authzAddr(g.layout))
+		cc, err := daemon.Dial(AuthzAddr(g.layout))
 		if err != nil {
 			g.err = err
 			return
@@ -180,18 +202,18 @@ func (g *guard) client() (authzv1.AuthzServiceClient, error) {
 	return g.authz, g.err
 }
 
-// authzAddr is where authz listens: PHANTOM_AUTHZ_ADDR, or its socket in
+// AuthzAddr is where authz listens: PHANTOM_AUTHZ_ADDR, or its socket in
 // the runtime directory.
-func authzAddr(l paths.Layout) string {
+func AuthzAddr(l paths.Layout) string {
 	if addr := os.Getenv("PHANTOM_AUTHZ_ADDR"); addr != "" {
 		return addr
 	}
 	return l.DaemonAddr("authz")
 }
 
-// close drops the authz connection, if one was made.
-func (g *guard) close() {
-	g.once.Do(func() { g.err = fmt.Errorf("terminald is stopping") })
+// Close drops the authz connection, if one was made.
+func (g *Guard) Close() {
+	g.once.Do(func() { g.err = fmt.Errorf("the daemon is stopping") })
 	if g.cc != nil {
 		g.cc.Close()
 	}

@@ -1,0 +1,51 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+)
+
+// Request fields that carry the verified caller to a daemon. They are
+// hidden from agents (the tool option's hidden_fields), so only the gateway
+// sets them, from what the handshake proved — never from what an agent
+// claimed.
+const (
+	callerTabField = "caller_tab_id"
+	callerDirField = "caller_directory"
+)
+
+// fillCaller sets the caller fields msg has. The directory is the caller
+// tab's current one, asked of terminald; outside any tab both stay empty.
+func (c *conn) fillCaller(ctx context.Context, msg protoreflect.ProtoMessage) error {
+	fields := msg.ProtoReflect().Descriptor().Fields()
+	tabF, dirF := fields.ByName(callerTabField), fields.ByName(callerDirField)
+	if (tabF == nil && dirF == nil) || c.peer.tab.TabID == "" {
+		return nil
+	}
+	m := msg.ProtoReflect()
+	if tabF != nil {
+		m.Set(tabF, protoreflect.ValueOfString(c.peer.tab.TabID))
+	}
+	if dirF == nil {
+		return nil
+	}
+	b, err := c.s.backends.get("terminald")
+	if err != nil {
+		return fmt.Errorf("find the caller's directory: %w", err)
+	}
+	list := &terminalv1.ListTerminalsResponse{}
+	if err := b.cc.Invoke(ctx, terminalv1.TerminalService_ListTerminals_FullMethodName, &terminalv1.ListTerminalsRequest{}, list); err != nil {
+		return fmt.Errorf("find the caller's directory: terminald: %w", err)
+	}
+	for _, t := range list.GetTerminals() {
+		if t.GetId() == c.peer.tab.TabID {
+			m.Set(dirF, protoreflect.ValueOfString(t.GetDirectory()))
+			return nil
+		}
+	}
+	return fmt.Errorf("the caller's tab %s is gone", c.peer.tab.TabID)
+}
