@@ -76,6 +76,8 @@ type tab struct {
 	// lastMu guards what the tab last showed while its program ran.
 	lastMu          sync.Mutex
 	lastFg, lastDir string
+	// worktreeOf caches the git working tree of lastDir.
+	worktreeOf, worktree string
 
 	input    chan []byte   // bytes for the PTY, written by writeLoop
 	readDone chan struct{} // closed when readLoop ends
@@ -268,6 +270,7 @@ func (t *tab) idleLocked() bool {
 type status struct {
 	title     string
 	directory string
+	worktree  string
 	fgName    string
 	fgPID     int
 	idle      bool
@@ -292,7 +295,7 @@ func (t *tab) status() status {
 		// Keep showing where the program was and what it was.
 		t.lastMu.Lock()
 		defer t.lastMu.Unlock()
-		s.fgName, s.directory = t.lastFg, t.lastDir
+		s.fgName, s.directory, s.worktree = t.lastFg, t.lastDir, t.worktree
 		if s.directory == "" {
 			s.directory = cwd
 		}
@@ -313,8 +316,28 @@ func (t *tab) status() status {
 	if cwd != "" {
 		t.lastDir = cwd
 	}
+	if t.worktreeOf != cwd {
+		t.worktreeOf, t.worktree = cwd, gitWorktree(cwd)
+	}
+	s.worktree = t.worktree
 	t.lastMu.Unlock()
 	return s
+}
+
+// gitWorktree returns the root of the git working tree holding dir — a
+// repository's main checkout or one of its linked worktrees — or "". It
+// looks for the .git entry (a directory, or a file in a linked worktree) the
+// way git does, without running git: listing tabs must stay cheap.
+func gitWorktree(dir string) string {
+	for d := dir; filepath.IsAbs(d); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == "/" {
+			break
+		}
+	}
+	return ""
 }
 
 // comm is a process's name, or "" if it is gone.

@@ -52,6 +52,10 @@ func (a Terminal) equal(b Terminal) bool {
 func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 	st := e.status()
 	win, _ := w.windowLocked(e.windowID)
+	worktree := e.worktree
+	if worktree == "" {
+		worktree = st.worktree
+	}
 	title := e.name
 	if title == "" {
 		title = st.title
@@ -63,7 +67,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		ID: e.id, Title: title, Name: e.name, Directory: st.directory,
 		ForegroundName: st.fgName, ForegroundPID: st.fgPID, Idle: st.idle,
 		GroupID: e.groupID, WindowID: e.windowID, Focused: win != nil && win.focused == e.id,
-		Worktree: e.worktree, AgentState: e.agentState, AgentClient: e.agentClient,
+		Worktree: worktree, AgentState: e.agentState, AgentClient: e.agentClient,
 		Color: e.color, Icon: e.icon, Exited: st.exited, ExitCode: st.exitCode,
 		Cols: st.cols, Rows: st.rows,
 	}
