@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/phantom-dev/phantom/authz/grants"
 	"github.com/phantom-dev/phantom/authz/policy"
@@ -100,6 +102,16 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		return nil, err
 	}
 	resp.Allowed, resp.GrantId = true, gid
+	return resp, nil
+}
+
+// ListPolicy returns the capability each tool needs.
+func (s *Service) ListPolicy(context.Context, *authzv1.ListPolicyRequest) (*authzv1.ListPolicyResponse, error) {
+	resp := &authzv1.ListPolicyResponse{}
+	for name, c := range policy.Capabilities() {
+		resp.Tools = append(resp.Tools, &authzv1.ToolPolicy{Tool: name, Capability: capabilityToProto(c)})
+	}
+	slices.SortFunc(resp.Tools, func(a, b *authzv1.ToolPolicy) int { return strings.Compare(a.GetTool(), b.GetTool()) })
 	return resp, nil
 }
 

@@ -137,9 +137,13 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) 
 	return &toolResult{Content: []textContent{{Type: "text", Text: string(j)}}, StructuredContent: j}
 }
 
-// authorize asks authz about the call; nil means allowed. Authz being
-// unreachable refuses every call: the gateway never decides by itself.
+// authorize asks authz about the call; nil means allowed. Tools authz's
+// policy lists as free skip the round trip. Authz being unreachable refuses
+// every other call: the gateway never decides by itself.
 func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) *toolResult {
+	if c.s.isFree(ctx, t.name) {
+		return nil
+	}
 	b, err := c.s.backends.get(authzDaemon)
 	if err != nil {
 		return toolError("%s was not run: the permission check failed: %v", t.name, err)

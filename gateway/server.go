@@ -51,6 +51,7 @@ type Server struct {
 	backends  *backends
 	verifier  verifier
 	validator protovalidate.Validator
+	policy    freeTools
 
 	connSeq atomic.Uint64
 	wg      sync.WaitGroup

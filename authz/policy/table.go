@@ -52,6 +52,16 @@ var tools = map[string]rule{
 	"tidy_worktrees":  {Worktree, worktrees},
 }
 
+// Capabilities returns the capability each known tool needs (None for the
+// free ones).
+func Capabilities() map[string]Capability {
+	out := make(map[string]Capability, len(tools))
+	for name, r := range tools {
+		out[name] = r.capability
+	}
+	return out
+}
+
 // Known reports whether the policy table has a line for tool.
 func Known(tool string) bool { _, ok := tools[tool]; return ok }
 

@@ -5,6 +5,9 @@
 //
 //	testagent PHANTOM_BIN SCRIPT.json OUT.jsonl
 //
+// The bridge is started with --client=test, or --client=$TESTAGENT_CLIENT
+// when that is set.
+//
 // A script is a JSON array of steps:
 //
 //	{"op":"list"}                               tools/list
@@ -84,7 +87,11 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 	}
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "testagent", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "+mcp-server", "--client=test")}, nil)
+	name := os.Getenv("TESTAGENT_CLIENT")
+	if name == "" {
+		name = "test"
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "+mcp-server", "--client="+name)}, nil)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

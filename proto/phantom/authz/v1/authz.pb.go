@@ -1208,6 +1208,144 @@ func (*RevokeGrantResponse) Descriptor() ([]byte, []int) {
 	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{16}
 }
 
+// ListPolicyRequest takes no arguments.
+type ListPolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPolicyRequest) Reset() {
+	*x = ListPolicyRequest{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPolicyRequest) ProtoMessage() {}
+
+func (x *ListPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPolicyRequest.ProtoReflect.Descriptor instead.
+func (*ListPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{17}
+}
+
+// ToolPolicy is one tool's line of the policy.
+type ToolPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The MCP tool.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The capability it needs; unspecified when it needs none.
+	Capability    Capability `protobuf:"varint,2,opt,name=capability,proto3,enum=phantom.authz.v1.Capability" json:"capability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolPolicy) Reset() {
+	*x = ToolPolicy{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolPolicy) ProtoMessage() {}
+
+func (x *ToolPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolPolicy.ProtoReflect.Descriptor instead.
+func (*ToolPolicy) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ToolPolicy) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ToolPolicy) GetCapability() Capability {
+	if x != nil {
+		return x.Capability
+	}
+	return Capability_CAPABILITY_UNSPECIFIED
+}
+
+// ListPolicyResponse is the policy table.
+type ListPolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every tool authz knows; a tool not listed is refused.
+	Tools         []*ToolPolicy `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPolicyResponse) Reset() {
+	*x = ListPolicyResponse{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPolicyResponse) ProtoMessage() {}
+
+func (x *ListPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPolicyResponse.ProtoReflect.Descriptor instead.
+func (*ListPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListPolicyResponse) GetTools() []*ToolPolicy {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
 var File_phantom_authz_v1_authz_proto protoreflect.FileDescriptor
 
 const file_phantom_authz_v1_authz_proto_rawDesc = "" +
@@ -1283,7 +1421,16 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x06grants\x18\x01 \x03(\v2\x17.phantom.authz.v1.GrantR\x06grants\":\n" +
 	"\x12RevokeGrantRequest\x12$\n" +
 	"\bgrant_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\agrantId\"\x15\n" +
-	"\x13RevokeGrantResponse*\x84\x01\n" +
+	"\x13RevokeGrantResponse\"\x13\n" +
+	"\x11ListPolicyRequest\"^\n" +
+	"\n" +
+	"ToolPolicy\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12<\n" +
+	"\n" +
+	"capability\x18\x02 \x01(\x0e2\x1c.phantom.authz.v1.CapabilityR\n" +
+	"capability\"H\n" +
+	"\x12ListPolicyResponse\x122\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1c.phantom.authz.v1.ToolPolicyR\x05tools*\x84\x01\n" +
 	"\n" +
 	"Capability\x12\x1a\n" +
 	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x13\n" +
@@ -1300,9 +1447,11 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDECISION_DENY\x10\x01\x12\x11\n" +
 	"\rDECISION_ONCE\x10\x02\x12\x13\n" +
-	"\x0fDECISION_ALWAYS\x10\x032\x8e\x05\n" +
+	"\x0fDECISION_ALWAYS\x10\x032\xe7\x05\n" +
 	"\fAuthzService\x12T\n" +
-	"\tAuthorize\x12\".phantom.authz.v1.AuthorizeRequest\x1a#.phantom.authz.v1.AuthorizeResponse\x12`\n" +
+	"\tAuthorize\x12\".phantom.authz.v1.AuthorizeRequest\x1a#.phantom.authz.v1.AuthorizeResponse\x12W\n" +
+	"\n" +
+	"ListPolicy\x12#.phantom.authz.v1.ListPolicyRequest\x1a$.phantom.authz.v1.ListPolicyResponse\x12`\n" +
 	"\rEndConnection\x12&.phantom.authz.v1.EndConnectionRequest\x1a'.phantom.authz.v1.EndConnectionResponse\x12W\n" +
 	"\n" +
 	"ListSheets\x12#.phantom.authz.v1.ListSheetsRequest\x1a$.phantom.authz.v1.ListSheetsResponse\x12\\\n" +
@@ -1325,7 +1474,7 @@ func file_phantom_authz_v1_authz_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_authz_v1_authz_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_phantom_authz_v1_authz_proto_goTypes = []any{
 	(Capability)(0),               // 0: phantom.authz.v1.Capability
 	(Scope)(0),                    // 1: phantom.authz.v1.Scope
@@ -1347,6 +1496,9 @@ var file_phantom_authz_v1_authz_proto_goTypes = []any{
 	(*ListGrantsResponse)(nil),    // 17: phantom.authz.v1.ListGrantsResponse
 	(*RevokeGrantRequest)(nil),    // 18: phantom.authz.v1.RevokeGrantRequest
 	(*RevokeGrantResponse)(nil),   // 19: phantom.authz.v1.RevokeGrantResponse
+	(*ListPolicyRequest)(nil),     // 20: phantom.authz.v1.ListPolicyRequest
+	(*ToolPolicy)(nil),            // 21: phantom.authz.v1.ToolPolicy
+	(*ListPolicyResponse)(nil),    // 22: phantom.authz.v1.ListPolicyResponse
 }
 var file_phantom_authz_v1_authz_proto_depIdxs = []int32{
 	3,  // 0: phantom.authz.v1.AuthorizeRequest.caller:type_name -> phantom.authz.v1.Caller
@@ -1362,25 +1514,29 @@ var file_phantom_authz_v1_authz_proto_depIdxs = []int32{
 	0,  // 10: phantom.authz.v1.Grant.capability:type_name -> phantom.authz.v1.Capability
 	1,  // 11: phantom.authz.v1.Grant.scope:type_name -> phantom.authz.v1.Scope
 	15, // 12: phantom.authz.v1.ListGrantsResponse.grants:type_name -> phantom.authz.v1.Grant
-	4,  // 13: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
-	6,  // 14: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
-	9,  // 15: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
-	11, // 16: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
-	13, // 17: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
-	16, // 18: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
-	18, // 19: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
-	5,  // 20: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
-	7,  // 21: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
-	10, // 22: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
-	12, // 23: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
-	14, // 24: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
-	17, // 25: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
-	19, // 26: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
-	20, // [20:27] is the sub-list for method output_type
-	13, // [13:20] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	0,  // 13: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.authz.v1.Capability
+	21, // 14: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
+	4,  // 15: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
+	20, // 16: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
+	6,  // 17: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
+	9,  // 18: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
+	11, // 19: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
+	13, // 20: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
+	16, // 21: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
+	18, // 22: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
+	5,  // 23: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
+	22, // 24: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
+	7,  // 25: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
+	10, // 26: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
+	12, // 27: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
+	14, // 28: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
+	17, // 29: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
+	19, // 30: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
+	23, // [23:31] is the sub-list for method output_type
+	15, // [15:23] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_phantom_authz_v1_authz_proto_init() }
@@ -1394,7 +1550,7 @@ func file_phantom_authz_v1_authz_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_authz_v1_authz_proto_rawDesc), len(file_phantom_authz_v1_authz_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   17,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

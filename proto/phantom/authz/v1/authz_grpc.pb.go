@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	AuthzService_Authorize_FullMethodName     = "/phantom.authz.v1.AuthzService/Authorize"
+	AuthzService_ListPolicy_FullMethodName    = "/phantom.authz.v1.AuthzService/ListPolicy"
 	AuthzService_EndConnection_FullMethodName = "/phantom.authz.v1.AuthzService/EndConnection"
 	AuthzService_ListSheets_FullMethodName    = "/phantom.authz.v1.AuthzService/ListSheets"
 	AuthzService_WatchSheets_FullMethodName   = "/phantom.authz.v1.AuthzService/WatchSheets"
@@ -41,6 +42,9 @@ type AuthzServiceClient interface {
 	// Decides one tool call. When no grant covers it, a sheet asks the human
 	// and the call waits for the answer (or the sheet's timeout, a refusal).
 	Authorize(ctx context.Context, in *AuthorizeRequest, opts ...grpc.CallOption) (*AuthorizeResponse, error)
+	// Lists the policy: the capability each tool needs. A caller may skip
+	// Authorize for a tool that needs none; the table is authz's alone.
+	ListPolicy(ctx context.Context, in *ListPolicyRequest, opts ...grpc.CallOption) (*ListPolicyResponse, error)
 	// Forgets a closed connection: its waiting sheets are withdrawn and its
 	// once-grants die.
 	EndConnection(ctx context.Context, in *EndConnectionRequest, opts ...grpc.CallOption) (*EndConnectionResponse, error)
@@ -69,6 +73,16 @@ func (c *authzServiceClient) Authorize(ctx context.Context, in *AuthorizeRequest
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AuthorizeResponse)
 	err := c.cc.Invoke(ctx, AuthzService_Authorize_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authzServiceClient) ListPolicy(ctx context.Context, in *ListPolicyRequest, opts ...grpc.CallOption) (*ListPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPolicyResponse)
+	err := c.cc.Invoke(ctx, AuthzService_ListPolicy_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +171,9 @@ type AuthzServiceServer interface {
 	// Decides one tool call. When no grant covers it, a sheet asks the human
 	// and the call waits for the answer (or the sheet's timeout, a refusal).
 	Authorize(context.Context, *AuthorizeRequest) (*AuthorizeResponse, error)
+	// Lists the policy: the capability each tool needs. A caller may skip
+	// Authorize for a tool that needs none; the table is authz's alone.
+	ListPolicy(context.Context, *ListPolicyRequest) (*ListPolicyResponse, error)
 	// Forgets a closed connection: its waiting sheets are withdrawn and its
 	// once-grants die.
 	EndConnection(context.Context, *EndConnectionRequest) (*EndConnectionResponse, error)
@@ -183,6 +200,9 @@ type UnimplementedAuthzServiceServer struct{}
 
 func (UnimplementedAuthzServiceServer) Authorize(context.Context, *AuthorizeRequest) (*AuthorizeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Authorize not implemented")
+}
+func (UnimplementedAuthzServiceServer) ListPolicy(context.Context, *ListPolicyRequest) (*ListPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPolicy not implemented")
 }
 func (UnimplementedAuthzServiceServer) EndConnection(context.Context, *EndConnectionRequest) (*EndConnectionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EndConnection not implemented")
@@ -237,6 +257,24 @@ func _AuthzService_Authorize_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AuthzServiceServer).Authorize(ctx, req.(*AuthorizeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthzService_ListPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthzServiceServer).ListPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthzService_ListPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthzServiceServer).ListPolicy(ctx, req.(*ListPolicyRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -352,6 +390,10 @@ var AuthzService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Authorize",
 			Handler:    _AuthzService_Authorize_Handler,
+		},
+		{
+			MethodName: "ListPolicy",
+			Handler:    _AuthzService_ListPolicy_Handler,
 		},
 		{
 			MethodName: "EndConnection",
