@@ -25,6 +25,10 @@ import (
 // duration, e.g. "30s"); keep it below the agents' tool-call timeouts.
 const SheetTimeoutEnv = "PHANTOM_AUTHZ_SHEET_TIMEOUT"
 
+// TurnAwayEnv overrides how long a refused caller is turned away without a
+// new sheet (a Go duration, e.g. "2s"; default 60 s). Tests shorten it.
+const TurnAwayEnv = "PHANTOM_AUTHZ_TURNAWAY"
+
 // Run serves authz on addr until ctx is done. It learns about tabs from
 // terminald (PHANTOM_TERMINALD_ADDR, else its socket in the runtime
 // directory) and keeps the standing grants in the state directory.
@@ -36,6 +40,14 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 			return fmt.Errorf("%s=%q: want a positive duration such as 50s", SheetTimeoutEnv, v)
 		}
 		timeout = d
+	}
+	turnAway := sheets.DefaultTurnAway
+	if v := os.Getenv(TurnAwayEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as 60s", TurnAwayEnv, v)
+		}
+		turnAway = d
 	}
 	tdAddr := os.Getenv("PHANTOM_TERMINALD_ADDR")
 	if tdAddr == "" {
@@ -56,7 +68,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	svc := NewService(Options{
 		Policy:    policy.New(terminals{terminalv1.NewTerminalServiceClient(cc)}, nil),
 		Grants:    store,
-		Sheets:    sheets.New(sheets.Options{Timeout: timeout}),
+		Sheets:    sheets.New(sheets.Options{Timeout: timeout, TurnAway: turnAway}),
 		MayAnswer: HumanGate(os.Getenv(TCPAnswersEnv) == "1"),
 		Logger:    logger,
 	})

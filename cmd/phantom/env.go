@@ -19,6 +19,10 @@ import (
 // callTimeout bounds one CLI call to a daemon.
 const callTimeout = 10 * time.Second
 
+// sheetWaitTimeout bounds a call from inside a tab, which authz may hold
+// while a permission sheet waits (50 s by default).
+const sheetWaitTimeout = 2 * time.Minute
+
 // daemonAddr is where the named daemon listens: PHANTOM_<NAME>_ADDR if set
 // (the compose stack uses tcp://), else its socket in the runtime directory.
 func daemonAddr(l paths.Layout, name string) string {
@@ -49,7 +53,13 @@ func withTerminald(call func(context.Context, terminalv1.TerminalServiceClient) 
 		return err
 	}
 	defer done()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	timeout := callTimeout
+	if os.Getenv("PHANTOM_TAB_ID") != "" {
+		// Inside a tab, a call may wait on a permission sheet the human
+		// has up to authz's sheet timeout to answer.
+		timeout = sheetWaitTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	return rpcError(call(ctx, tc))
 }

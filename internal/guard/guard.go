@@ -181,7 +181,14 @@ func (g *Guard) check(ctx context.Context, method string, req any) error {
 		ArgumentsJson: args,
 	})
 	if err != nil {
-		return status.Errorf(codes.Unavailable, "calls from inside Phantom tab %s need authz: %v", c.tabID, err)
+		switch st := status.Convert(err); st.Code() {
+		case codes.Canceled, codes.DeadlineExceeded:
+			// The caller gave up while the permission check (perhaps a
+			// sheet) was pending: say so, not that authz is down.
+			return status.Errorf(st.Code(), "%s from inside Phantom tab %s: gave up waiting for the permission check: %s", tool, c.tabID, st.Message())
+		default:
+			return status.Errorf(codes.Unavailable, "calls from inside Phantom tab %s need authz: %s", c.tabID, st.Message())
+		}
 	}
 	if !resp.GetAllowed() {
 		return status.Errorf(codes.PermissionDenied, "%s from inside Phantom tab %s: %s", tool, c.tabID, resp.GetReason())

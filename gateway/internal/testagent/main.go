@@ -14,11 +14,16 @@
 //	{"op":"call","tool":"T","args":{...}}       tools/call
 //	{"op":"ping"}                               ping
 //	{"op":"wait","file":"PATH"}                 wait until PATH exists
+//	{"op":"exit"}                               close the session and exit
+//
+// Without an exit step the agent stays alive after its script (with its
+// session closed) until the test closes its tab.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,14 +72,22 @@ func main() {
 		out.Write(append(b, '\n'))
 		out.Sync()
 	}
-	if err := run(os.Args[1], os.Args[2], emit); err != nil {
+	err = run(os.Args[1], os.Args[2], emit)
+	if err != nil && !errors.Is(err, errExit) {
 		emit(outcome{Step: -1, Op: "fatal", Error: err.Error()})
 	}
 	emit(outcome{Step: -1, Op: "end", Done: true})
+	if errors.Is(err, errExit) {
+		out.Close()
+		os.Exit(0)
+	}
 	// Stay alive so the tab (and its tab-state file) outlives the test's
 	// reads; the test closes the tab.
 	time.Sleep(time.Hour)
 }
+
+// errExit ends run at an exit step, after the session closed.
+var errExit = errors.New("exit")
 
 func run(bin, scriptPath string, emit func(outcome)) error {
 	b, err := os.ReadFile(scriptPath)
@@ -128,6 +141,10 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+		case "exit":
+			cancel()
+			emit(o)
+			return errExit // the deferred Close ends the session first
 		default:
 			o.Error = "unknown op " + s.Op
 		}
