@@ -10,11 +10,18 @@
 // sequences may be split across Write calls at any byte. In the ground state
 // runs of printable ASCII are found with a tight scan and stored into the
 // current row in bulk; there are no interface calls and no allocations per
-// byte, and none in steady state.
+// byte, and none in steady state. Bulk output (text, common SGRs, CR, LF)
+// is handled by one loop, groundCompact, that keeps the cursor column in a
+// local; short SGR sequences are looked up in a small per-screen cache of
+// their parsed effect (cachedSGR), longer ones parsed straight into that
+// effect (fastSGR). Every fast path stops before anything it does not
+// handle and leaves it to the general code, which gives the same result:
+// the tests feed each input whole and split at every byte to check this.
 //
 // The visible screen is a slice of row pointers, each row a []cell of fixed
 // 16-byte cells (rune, colours, attributes, width). Scrolling rotates row
-// pointers. Combining marks are rare and kept in a small per-row map so that
+// pointers; a full-screen scroll slides the slice over a larger backing
+// array instead (grid.scrollFull). Combining marks are rare and kept in a small per-row map so that
 // ordinary cells stay small.
 //
 // Most rows of bulk output (cat, logs, compilers) are written once, left to

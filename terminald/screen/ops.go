@@ -75,8 +75,12 @@ func (s *Screen) scrollUp(top, bot, n int, save bool) {
 		if save {
 			s.sb.push(l)
 		}
-		copy(lines[top:bot], lines[top+1:bot+1])
-		lines[bot] = l
+		if top == 0 && bot == len(lines)-1 {
+			s.cur.scrollFull()
+		} else {
+			copy(lines[top:bot], lines[top+1:bot+1])
+			lines[bot] = l
+		}
 		s.resetLine(l, b)
 	} else {
 		tmp := append(s.tmpLines[:0], lines[top:top+n]...)
@@ -93,6 +97,37 @@ func (s *Screen) scrollUp(top, bot, n int, save bool) {
 		s.tmpLines = tmp[:0]
 	}
 	clear(s.clean[top : bot+1])
+}
+
+// scrollSlack is how many full-screen scrolls the row window of a grid
+// slides along its backing array before the rows are moved back to its
+// start.
+const scrollSlack = 64
+
+// scrollFull rotates all rows of g up by one: the top row becomes the
+// bottom one. Bulk output scrolls the whole screen once per line, and
+// moving every row pointer (a write-barriered copy) was a fifth of the
+// cost of a line feed. Instead g.lines is a window into g.base, a backing
+// array with scrollSlack spare slots: scrolling slides the window by one
+// slot and stores the old top row after it, and only every scrollSlack
+// scrolls are the rows copied back to the start. Slots outside the window
+// are unused; whatever replaces or reslices g.lines (resize) needs no
+// care, as a window that is not the tail of g.base gets a new base here.
+func (g *grid) scrollFull() {
+	lines := g.lines
+	rows := len(lines)
+	l := lines[0]
+	if cap(lines) == rows {
+		if len(g.base) != rows+scrollSlack || &g.base[len(g.base)-1] != &lines[rows-1] {
+			g.base = make([]*line, rows+scrollSlack)
+		}
+		copy(g.base, lines) // may overlap: copy moves like memmove
+		clear(g.base[rows:])
+		lines = g.base[:rows]
+	}
+	lines = lines[1 : rows+1]
+	lines[rows-1] = l
+	g.lines = lines
 }
 
 // scrollDown moves rows top..bot down by n, blanking n rows at the top.

@@ -2,16 +2,39 @@ package screen
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
-// printable8 reports whether all 8 bytes of w are printable ASCII
-// (0x20-0x7e), using the "has less" / "has more" SWAR tests.
-func printable8(w uint64) bool {
+// nonPrintable8 returns a mask with the high bit set in the bytes of w
+// (little endian) that are not printable ASCII (0x20-0x7e), using the
+// "has less" / "has more" SWAR tests. Only the lowest set bit is exact: a
+// borrow or carry out of a flagged byte may flag bytes above it, but never
+// below, which is all scanPrintable needs.
+func nonPrintable8(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	less := (w - 0x20*ones) &^ w
 	more := (w + ones) | w
-	return (less|more)&highs == 0
+	return (less | more) & highs
+}
+
+// scanPrintable returns the index of the first byte at or after p[j] that
+// is not printable ASCII, or len(p). Eight bytes are tested at a time and
+// the position inside the word comes from its lowest flagged byte, so a
+// run costs a few instructions per 8 bytes and none per byte at its end.
+func scanPrintable(p []byte, j int) int {
+	// Walking a subslice lets the compiler drop the bounds checks.
+	q := p[j:]
+	for len(q) >= 8 {
+		if m := nonPrintable8(binary.LittleEndian.Uint64(q)); m != 0 {
+			return len(p) - len(q) + bits.TrailingZeros64(m)>>3
+		}
+		q = q[8:]
+	}
+	for len(q) > 0 && q[0]-0x20 < 0x5f {
+		q = q[1:]
+	}
+	return len(p) - len(q)
 }
 
 // Parser states (a VT500-style machine, reduced to what xterm acts on).
@@ -64,15 +87,14 @@ func (s *Screen) Write(p []byte) (int, error) {
 				i = s.finishUTF8(p, i)
 				continue
 			}
+			if !s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
+				if i = s.groundCompact(p, i); i == n {
+					break
+				}
+			}
 			b := p[i]
 			if b >= 0x20 && b < 0x7f {
-				j := i + 1
-				for j+8 <= n && printable8(binary.LittleEndian.Uint64(p[j:])) {
-					j += 8
-				}
-				for j < n && p[j] >= 0x20 && p[j] < 0x7f {
-					j++
-				}
+				j := scanPrintable(p, i+1)
 				// Fast path: append to a compact row without wrapping.
 				if l := s.cur.lines[s.y]; l.compact && s.x >= l.ccol && s.x+(j-i) < s.cols &&
 					!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
@@ -88,6 +110,20 @@ func (s *Screen) Write(p []byte) (int, error) {
 			}
 			if b < 0x20 {
 				if b == 0x1b && i+1 < n && p[i+1] == '[' {
+					// "ESC [ m" and "ESC [ 0 m" end nearly every
+					// coloured word: reset the pen without parsing.
+					if i+3 < n && (p[i+2] == 'm' || p[i+2] == '0' && p[i+3] == 'm') {
+						s.pen.fg, s.pen.bg, s.pen.attr = 0, 0, 0
+						i += 3
+						if p[i-1] == '0' {
+							i++
+						}
+						continue
+					}
+					if k := s.cachedSGR(p, i+2); k > 0 {
+						i = k
+						continue
+					}
 					if k := s.fastCSI(p, i+2); k > 0 {
 						i = k
 						continue
@@ -99,7 +135,17 @@ func (s *Screen) Write(p []byte) (int, error) {
 					i = s.csiBytes(p, i+2)
 					continue
 				}
-				s.execute(b)
+				// CR and LF end every line of bulk output: skip
+				// execute's switch for them.
+				switch b {
+				case '\r':
+					s.x = 0
+					s.wrapNext = false
+				case '\n':
+					s.linefeed()
+				default:
+					s.execute(b)
+				}
 				i++
 				continue
 			}
@@ -142,6 +188,170 @@ func (s *Screen) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// groundCompact is the loop for bulk output: starting in the ground state
+// at p[i], it appends printable ASCII and 3-byte UTF-8 runs to compact rows
+// (compact.go), applies common SGR sequences and performs CR and LF, until
+// it meets anything else, which it leaves for Write's general code; it
+// returns the index of that byte (or len(p)).
+//
+// Output like cat of a log is almost only these five things. Handling them
+// in one loop, with the cursor column in a local and the row's dirty flag
+// and last printed rune stored once per row, instead of going round
+// Write's state switch and re-checking the row and modes for every word,
+// SGR and control byte, is most of the engine's speed on such output.
+//
+// The caller has checked what cannot change inside the loop: no pending
+// wrap, no insert mode, no DEC graphics charset, no partial UTF-8 rune.
+// Each run is appended only if it fits before the right margin on a
+// compact row with the cursor at or after its end, exactly the cases in
+// which the general path would append it the same way; wrapping,
+// overwriting and everything else take the general path.
+func (s *Screen) groundCompact(p []byte, i int) int {
+	n := len(p)
+	l := s.cur.lines[s.y]
+	x, cols := s.x, s.cols
+	last := -1 // index in p of the last ASCII byte printed, if any
+	dirty := false
+	for i < n {
+		b := p[i]
+		switch {
+		case b-0x20 < 0x5f: // printable ASCII
+			// scanPrintable and the text append, inlined by hand: the
+			// calls cost as much as the work for a typical word.
+			q := p[i+1:]
+			for len(q) >= 8 {
+				if m := nonPrintable8(binary.LittleEndian.Uint64(q)); m != 0 {
+					q = q[bits.TrailingZeros64(m)>>3:]
+					break
+				}
+				q = q[8:]
+			}
+			for len(q) > 0 && q[0]-0x20 < 0x5f {
+				q = q[1:]
+			}
+			j := n - len(q)
+			if !l.compact || x < l.ccol {
+				goto out
+			}
+			wrap := false
+			if x+(j-i) >= cols {
+				// Lines longer than the screen: print up to the
+				// right margin, then wrap as printASCII does.
+				if !s.m.Autowrap {
+					goto out
+				}
+				j, wrap = i+cols-x, true
+			}
+			if x != l.ccol {
+				compactStyle(l, x, &s.pen)
+			} else if s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr {
+				l.runs = appendRun(l.runs, x, &s.pen)
+				l.rfg, l.rbg, l.rattr, l.rbyte = s.pen.fg, s.pen.bg, s.pen.attr, len(l.text)
+			}
+			// Most runs between SGRs are a word or two, for which
+			// append's memmove call costs more than the copy: when there
+			// is room, 16 bytes are copied with two 8-byte loads and
+			// stores (the bytes past j land in the text's spare
+			// capacity, which nothing reads).
+			t, k := l.text, j-i
+			if m := len(t); k <= 16 && n-i >= 16 && cap(t)-m >= 16 {
+				d, src := t[m:m+16], p[i:i+16]
+				binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(src))
+				binary.LittleEndian.PutUint64(d[8:], binary.LittleEndian.Uint64(src[8:]))
+				t = t[:m+k]
+			} else {
+				t = append(t, p[i:j]...)
+			}
+			l.text = t
+			x += k
+			l.ccol = x
+			l.combLen = 0
+			dirty = true
+			last = j - 1
+			i = j
+			if wrap {
+				// The cursor stays on the last column with a wrap
+				// pending; printable text right after performs it.
+				if i == n || p[i]-0x20 >= 0x5f {
+					x = cols - 1
+					s.wrapNext = true
+					goto out
+				}
+				s.clean[s.y] = false
+				dirty = false
+				l.wrapped = true
+				s.index()
+				l = s.cur.lines[s.y]
+				x = 0
+			}
+		case b == 0x1b:
+			if i+3 >= n || p[i+1] != '[' {
+				goto out
+			}
+			// "ESC [ m" and "ESC [ 0 m" end nearly every coloured
+			// word: reset the pen without parsing.
+			if p[i+2] == 'm' {
+				s.pen.fg, s.pen.bg, s.pen.attr = 0, 0, 0
+				i += 3
+				continue
+			}
+			if p[i+2] == '0' && p[i+3] == 'm' {
+				s.pen.fg, s.pen.bg, s.pen.attr = 0, 0, 0
+				i += 4
+				continue
+			}
+			// cachedSGR, with its hit path inlined.
+			key, kn, ok := sgrKey(p, i+2)
+			if ok {
+				if e := &s.sgrCache[sgrSlot(key)]; e.key == key {
+					e.op.apply(&s.pen)
+					i += 2 + kn
+					continue
+				}
+			}
+			k := s.uncachedSGR(p, i+2, key, kn, ok)
+			if k == 0 {
+				goto out
+			}
+			i = k
+		case b == '\r':
+			x = 0
+			i++
+		case b == '\n':
+			if dirty {
+				s.clean[s.y] = false
+				dirty = false
+			}
+			s.x = x
+			s.linefeed()
+			l = s.cur.lines[s.y]
+			x = s.x
+			i++
+		case b&0xf0 == 0xe0:
+			// Lead byte of a 3-byte rune: CJK and the like.
+			s.x = x
+			k := s.compactUTF8(p, i)
+			if k == i {
+				goto out
+			}
+			x = s.x
+			last = -1 // compactUTF8 set lastRune
+			i = k
+		default:
+			goto out
+		}
+	}
+out:
+	s.x = x
+	if dirty {
+		s.clean[s.y] = false
+	}
+	if last >= 0 {
+		s.lastRune = rune(p[last])
+	}
+	return i
+}
+
 // controlInSequence handles a C0 byte met inside an escape sequence: ESC
 // restarts, CAN/SUB abort, others execute without leaving the sequence.
 func (s *Screen) controlInSequence(b byte) {
@@ -159,6 +369,12 @@ func (s *Screen) controlInSequence(b byte) {
 // printUTF8 decodes and prints the run of non-ASCII runes starting at p[i].
 func (s *Screen) printUTF8(p []byte, i int) int {
 	for i < len(p) && p[i] >= 0x80 {
+		if p[i]&0xf0 == 0xe0 {
+			if k := s.compactUTF8(p, i); k > i {
+				i = k
+				continue
+			}
+		}
 		r, size := utf8.DecodeRune(p[i:])
 		if r == utf8.RuneError && size <= 1 && !utf8.FullRune(p[i:]) {
 			s.p.un = copy(s.p.ubuf[:], p[i:])
@@ -186,6 +402,60 @@ func (s *Screen) printUTF8(p []byte, i int) int {
 		}
 		s.printRune(r)
 		i += size
+	}
+	return i
+}
+
+// compactUTF8 is the fast path for a run of 3-byte UTF-8 sequences (CJK,
+// kana, hangul, box drawing, most symbols) printed on a compact row
+// without wrapping. It decodes each rune inline, takes its width straight
+// from the BMP table and appends the whole run's bytes at once, with the
+// style checked once per run: the general path costs a DecodeRune call, a
+// runeWidth call and a checked append per rune. It returns the index after
+// the runes it printed, i if none; it stops before anything it does not
+// handle (other lengths, invalid or overlong sequences, surrogates,
+// zero-width runes, the right margin), which the caller then prints the
+// general way with exactly the same result.
+func (s *Screen) compactUTF8(p []byte, i int) int {
+	l := s.cur.lines[s.y]
+	if !l.compact || s.x < l.ccol || s.wrapNext || s.m.Insert || s.charsets[s.gl] {
+		return i
+	}
+	bmpWidthOnce.Do(initBMPWidth)
+	x, cols, start := s.x, s.cols, i
+	var last rune
+	// Walking a subslice of at least 3 bytes lets the compiler drop the
+	// bounds checks of the three loads.
+	q := p[i:]
+	for len(q) >= 3 {
+		b0, b1, b2 := q[0], q[1], q[2]
+		if (uint32(b0)<<16|uint32(b1)<<8|uint32(b2))&0xf0c0c0 != 0xe08080 {
+			break
+		}
+		r := rune(b0&0x0f)<<12 | rune(b1&0x3f)<<6 | rune(b2&0x3f)
+		if r < 0x800 || uint32(r)-0xd800 < 0x800 {
+			break // overlong or surrogate: invalid, decoded as U+FFFD bytewise
+		}
+		w := int(bmpWidth[uint16(r)])
+		if w == 0 || x+w >= cols {
+			break
+		}
+		if len(q) == len(p)-start && (x != l.ccol || s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr) {
+			compactStyle(l, x, &s.pen) // before the text is appended: runs record its offset
+		}
+		x += w
+		q = q[3:]
+		last = r
+	}
+	i = len(p) - len(q)
+	if i > start {
+		l.text = append(l.text, p[start:i]...)
+		l.ccol = x
+		l.combLen = 0
+		l.complex = true
+		s.x = x
+		s.lastRune = last
+		s.clean[s.y] = false
 	}
 	return i
 }

@@ -1,5 +1,7 @@
 package screen
 
+import "unsafe"
+
 // DefaultScrollback is the scrollback size used when Options.Scrollback is 0.
 const DefaultScrollback = 100000
 
@@ -51,6 +53,7 @@ type Cursor struct {
 // grid is one screen buffer (main or alternate).
 type grid struct {
 	lines []*line
+	base  []*line // backing array lines may be a window into (scrollFull)
 	saved savedCursor
 }
 
@@ -97,6 +100,8 @@ type Screen struct {
 	onEvent func(Event)
 
 	p parser
+
+	sgrCache [sgrCacheSize]sgrCacheEntry // see cachedSGR
 }
 
 // New returns a Screen of the given size with the cursor at the top left.
@@ -234,7 +239,7 @@ func (s *Screen) ScrollbackRow(i int) (cells []Cell, wrapped bool) {
 		return nil, false
 	}
 	l := s.sb.at(i)
-	return decodeCells(l.data), l.wrapped
+	return decodeCells(s.sb.data(l)), l.wrapped
 }
 
 // Dirty returns the visible rows changed since the last ClearDirty, in
@@ -264,11 +269,12 @@ func (s *Screen) markAllDirty() {
 // its scrollback and its parser.
 func (s *Screen) MemoryUsage() int {
 	const lineSize = 64 // line struct + pointer
-	n := 512 + cap(s.tabs) + cap(s.clean) + len(s.title) + len(s.cwd)
+	n := 512 + int(unsafe.Sizeof(s.sgrCache)) + cap(s.tabs) + cap(s.clean) + len(s.title) + len(s.cwd)
 	for _, g := range []*grid{s.main, s.alt} {
 		if g == nil {
 			continue
 		}
+		n += cap(g.base) * 8
 		for _, l := range g.lines {
 			n += lineSize + cap(l.c)*16 + cap(l.text) + cap(l.runs)
 			for _, v := range l.comb {

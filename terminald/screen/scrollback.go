@@ -3,6 +3,7 @@ package screen
 import (
 	"encoding/binary"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // chunkSize is the size of the arena chunks scrollback lines live in.
@@ -15,10 +16,20 @@ const chunkSize = 64 << 10
 // then style runs to the end: uvarint start column, a mask byte, and the
 // fields present in the mask (fg uint32, bg uint32, attrs uint16, little
 // endian). The style before the first run is the default style.
+//
+// The line holds its place in the chunk rather than a slice of it: a ring
+// of pointer-free entries is half the size, and storing one costs no
+// write barrier, which matters at one push per line of output.
 type sbLine struct {
-	data    []byte
-	seq     uint32 // arena chunk holding data
+	off, n  uint32 // the line's bytes are chunk[off:off+n]
+	seq     uint32 // arena chunk holding them
 	wrapped bool
+}
+
+// data returns the encoded bytes of e, a line in the ring.
+func (sb *scrollback) data(e *sbLine) []byte {
+	c := sb.chunks[e.seq-sb.firstSeq]
+	return c[e.off : e.off+e.n : e.off+e.n]
 }
 
 // scrollback is a ring of compacted lines over a FIFO of arena chunks.
@@ -49,7 +60,7 @@ func (sb *scrollback) reset() {
 }
 
 func (sb *scrollback) memory() int {
-	n := cap(sb.ring)*32 + (cap(sb.chunks)+cap(sb.spare))*24
+	n := cap(sb.ring)*int(unsafe.Sizeof(sbLine{})) + (cap(sb.chunks)+cap(sb.spare))*24
 	for _, c := range sb.chunks {
 		n += cap(c)
 	}
@@ -105,8 +116,9 @@ func (sb *scrollback) push(l *line) {
 	} else {
 		data, sb.runs = encodeASCII(dst, cells, sb.runs)
 	}
+	off := sb.used
 	sb.used += len(data)
-	sb.add(sbLine{data: data, seq: seq, wrapped: l.wrapped})
+	sb.add(sbLine{off: uint32(off), n: uint32(len(data)), seq: seq, wrapped: l.wrapped})
 }
 
 // pushCompact stores a compact row: its text and runs are already in the
@@ -116,12 +128,17 @@ func (sb *scrollback) pushCompact(l *line) {
 	if sb.n == sb.max {
 		sb.dropOldest()
 	}
-	dst, seq := sb.alloc(3 + end + len(l.runs))
-	dst = append(dst, byte(end), byte(end>>8), byte(end>>16))
-	dst = append(dst, l.text[:end]...)
-	dst = append(dst, l.runs...)
-	sb.used += len(dst)
-	sb.add(sbLine{data: dst, seq: seq, wrapped: l.wrapped})
+	size := 3 + end + len(l.runs)
+	dst, seq := sb.alloc(size)
+	dst = dst[:size]
+	dst[0], dst[1], dst[2] = byte(end), byte(end>>8), byte(end>>16)
+	copy(dst[3:], l.text[:end])
+	if len(l.runs) > 0 {
+		copy(dst[3+end:], l.runs)
+	}
+	off := sb.used
+	sb.used += size
+	sb.add(sbLine{off: uint32(off), n: uint32(size), seq: seq, wrapped: l.wrapped})
 }
 
 func (sb *scrollback) add(e sbLine) {
@@ -148,24 +165,31 @@ func (sb *scrollback) grow() {
 // alloc returns an empty slice with room for size bytes in the current
 // chunk, starting a new chunk if needed, and that chunk's seq.
 func (sb *scrollback) alloc(size int) ([]byte, uint32) {
-	if len(sb.chunks) == 0 || sb.used+size > len(sb.chunks[len(sb.chunks)-1]) {
-		var c []byte
-		if size <= chunkSize && len(sb.spare) > 0 {
-			c = sb.spare[len(sb.spare)-1]
-			sb.spare[len(sb.spare)-1] = nil
-			sb.spare = sb.spare[:len(sb.spare)-1]
-		} else {
-			c = make([]byte, max(size, chunkSize))
+	if k := len(sb.chunks); k > 0 {
+		if c := sb.chunks[k-1]; sb.used+size <= len(c) {
+			return c[sb.used:sb.used:len(c)], sb.firstSeq + uint32(k-1)
 		}
-		if len(sb.chunks) == 0 {
-			sb.firstSeq = sb.nextSeq
-		}
-		sb.chunks = append(sb.chunks, c)
-		sb.nextSeq++
-		sb.used = 0
 	}
-	c := sb.chunks[len(sb.chunks)-1]
-	return c[sb.used:sb.used:len(c)], sb.firstSeq + uint32(len(sb.chunks)-1)
+	return sb.allocChunk(size)
+}
+
+// allocChunk is alloc when a new chunk is needed.
+func (sb *scrollback) allocChunk(size int) ([]byte, uint32) {
+	var c []byte
+	if size <= chunkSize && len(sb.spare) > 0 {
+		c = sb.spare[len(sb.spare)-1]
+		sb.spare[len(sb.spare)-1] = nil
+		sb.spare = sb.spare[:len(sb.spare)-1]
+	} else {
+		c = make([]byte, max(size, chunkSize))
+	}
+	if len(sb.chunks) == 0 {
+		sb.firstSeq = sb.nextSeq
+	}
+	sb.chunks = append(sb.chunks, c)
+	sb.nextSeq++
+	sb.used = 0
+	return c[:0:len(c)], sb.firstSeq + uint32(len(sb.chunks)-1)
 }
 
 // dropOldest forgets the oldest line, recycling chunks no line uses.
@@ -246,7 +270,63 @@ func encodeASCII(dst []byte, cells []cell, runs []byte) ([]byte, []byte) {
 	return append(dst, runs...), runs
 }
 
+// maxRunLen bounds the encoded size of one style run: a start column
+// below maxDim (2 uvarint bytes), the mask, fg, bg and attrs.
+const maxRunLen = 2 + 1 + 4 + 4 + 2
+
+// appendRun appends the style run of c starting at column col. Style runs
+// are appended for nearly every coloured word of bulk output, so the run
+// is written in place after a single capacity check rather than with one
+// checked append per field.
 func appendRun(runs []byte, col int, c *cell) []byte {
+	n := len(runs)
+	if cap(runs)-n < maxRunLen || col >= 1<<14 {
+		return appendRunSlow(runs, col, c)
+	}
+	b := runs[n : n+maxRunLen]
+	// The two runs of nearly every coloured word: a foreground colour
+	// alone, then back to the default style.
+	if col < 0x80 && c.bg == 0 && c.attr == 0 {
+		b[0] = byte(col)
+		if c.fg == 0 {
+			b[1] = 0
+			return runs[:n+2]
+		}
+		b[1] = 1
+		binary.LittleEndian.PutUint32(b[2:6], uint32(c.fg))
+		return runs[:n+6]
+	}
+	k := 1
+	if col < 0x80 {
+		b[0] = byte(col)
+	} else {
+		b[0], b[1] = byte(col)|0x80, byte(col>>7)
+		k = 2
+	}
+	mi := k
+	k++
+	var mask byte
+	if c.fg != 0 {
+		mask |= 1
+		binary.LittleEndian.PutUint32(b[k:], uint32(c.fg))
+		k += 4
+	}
+	if c.bg != 0 {
+		mask |= 2
+		binary.LittleEndian.PutUint32(b[k:], uint32(c.bg))
+		k += 4
+	}
+	if c.attr != 0 {
+		mask |= 4
+		binary.LittleEndian.PutUint16(b[k:], uint16(c.attr))
+		k += 2
+	}
+	b[mi] = mask
+	return runs[:n+k]
+}
+
+// appendRunSlow is appendRun when runs may have to grow.
+func appendRunSlow(runs []byte, col int, c *cell) []byte {
 	runs = binary.AppendUvarint(runs, uint64(col))
 	var mask byte
 	if c.fg != 0 {

@@ -100,7 +100,7 @@ func (s *Screen) LastLines(n int) []string {
 		for j := k; j < end; j++ {
 			var p []byte
 			if j < s.sb.n {
-				p = lineText(s.sb.at(j).data)
+				p = lineText(s.sb.data(s.sb.at(j)))
 			} else {
 				start := len(screenBuf)
 				screenBuf = appendRowText(screenBuf, s.main.lines[j-s.sb.n])
