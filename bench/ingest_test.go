@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -28,45 +29,51 @@ func BenchmarkIngestPlainPTY(b *testing.B) {
 	buf := make([]byte, 32<<10)
 	b.ResetTimer()
 	for range b.N {
-		master, slave, err := pty.Open()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := pty.SetSize(master, 80, 24); err != nil {
-			b.Fatal(err)
-		}
-		cmd := exec.Command("cat", f.path)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		slave.Close()
-		var got int64
-		for {
-			n, err := master.Read(buf)
-			got += int64(n)
-			if err != nil {
-				// EIO once the last holder of the slave closed it.
-				if !errors.Is(err, syscall.EIO) && !errors.Is(err, io.EOF) {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
-		if err := cmd.Wait(); err != nil {
-			b.Fatal(err)
-		}
-		master.Close()
-		if got < f.size {
-			b.Fatalf("read %d bytes, want at least %d", got, f.size)
-		}
+		plainOnce(b, f, buf)
 	}
 }
 
-// BenchmarkIngestPhantomTab cats the file in a real workspace tab, timed
-// from Create until the tab reports its program exited and the file's last
-// line is on its screen.
+// plainOnce cats f on a fresh 80x24 PTY and reads the master until the
+// last holder of the slave closes it: the floor any terminal host is
+// measured against.
+func plainOnce(b *testing.B, f *genFile, buf []byte) time.Duration {
+	start := time.Now()
+	master, slave, err := pty.Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pty.SetSize(master, 80, 24); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command("cat", f.path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	slave.Close()
+	var got int64
+	for {
+		n, err := master.Read(buf)
+		got += int64(n)
+		if err != nil {
+			// EIO once the last holder of the slave closed it.
+			if !errors.Is(err, syscall.EIO) && !errors.Is(err, io.EOF) {
+				b.Fatal(err)
+			}
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	master.Close()
+	if got < f.size {
+		b.Fatalf("read %d bytes, want at least %d", got, f.size)
+	}
+	return time.Since(start)
+}
+
 func BenchmarkIngestPhantomTab(b *testing.B) {
 	f := ingestFile(b)
 	ws, home := newWorkspace(b)
@@ -76,26 +83,69 @@ func BenchmarkIngestPhantomTab(b *testing.B) {
 	var lag time.Duration
 	b.ResetTimer()
 	for range b.N {
-		wt := ws.Watch()
-		t, err := ws.Create(workspace.CreateSpec{Directory: home, Command: []string{"cat", f.path}, Cols: 80, Rows: 24})
-		if err != nil {
-			b.Fatal(err)
-		}
-		exitAt, renderedAt := waitRendered(b, ws, wt, t.ID, f.marker, ingestTimeout(f))
-		b.StopTimer()
-		lag += max(0, renderedAt.Sub(exitAt))
-		wt.Stop()
-		if err := ws.Close(t.ID); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+		_, l := tabOnce(b, ws, home, f)
+		lag += l
 	}
 	b.ReportMetric(float64(lag.Microseconds())/1e3/float64(b.N), "lag-ms")
 }
 
-// BenchmarkIngestTmux cats the file in a detached tmux session of the same
-// size, timed from starting the server until the pane's command signals it
-// is done (tmux wait-for).
+// tabOnce cats f in a new Phantom tab and waits until the program has
+// exited and its last line is rendered. It returns that time (the tab's
+// closing is not counted) and the lag from exit to the last line.
+func tabOnce(b *testing.B, ws *workspace.Workspace, home string, f *genFile) (took, lag time.Duration) {
+	start := time.Now()
+	wt := ws.Watch()
+	t, err := ws.Create(workspace.CreateSpec{Directory: home, Command: []string{"cat", f.path}, Cols: 80, Rows: 24})
+	if err != nil {
+		b.Fatal(err)
+	}
+	exitAt, renderedAt := waitRendered(b, ws, wt, t.ID, f.marker, ingestTimeout(f))
+	took = time.Since(start)
+	b.StopTimer()
+	wt.Stop()
+	if err := ws.Close(t.ID); err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	return took, max(0, renderedAt.Sub(exitAt))
+}
+
+// BenchmarkIngestSideBySide alternates a plain PTY reader and a Phantom tab
+// (swapping which goes first) so both see the same machine, and reports the
+// median of each and the median of the per-pair ratios: on a shared
+// 2-core machine, runs minutes apart differ by more than the target.
+func BenchmarkIngestSideBySide(b *testing.B) {
+	f := ingestFile(b)
+	ws, home := newWorkspace(b)
+	buf := make([]byte, 32<<10)
+	var plain, tab, ratio []float64
+	b.ResetTimer()
+	for i := range b.N {
+		var p, t time.Duration
+		if i%2 == 0 {
+			p = plainOnce(b, f, buf)
+			t, _ = tabOnce(b, ws, home, f)
+		} else {
+			t, _ = tabOnce(b, ws, home, f)
+			p = plainOnce(b, f, buf)
+		}
+		plain, tab = append(plain, p.Seconds()), append(tab, t.Seconds())
+		ratio = append(ratio, t.Seconds()/p.Seconds())
+	}
+	b.ReportMetric(median(plain), "plain-s")
+	b.ReportMetric(median(tab), "phantom-s")
+	b.ReportMetric(median(ratio), "ratio")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
 func BenchmarkIngestTmux(b *testing.B) {
 	f := ingestFile(b)
 	s := newTmux(b)

@@ -150,26 +150,51 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 	return t, nil
 }
 
-// readLoop renders the PTY's output until the last process holding the
-// terminal closes it.
+// readLoop reads the PTY's output until the last process holding the
+// terminal closes it, and hands each chunk to renderLoop. Reading and
+// rendering run apart so that, under a burst, the next read drains the PTY
+// while the previous chunk renders: the program never waits for the
+// renderer while a core is free.
 func (t *tab) readLoop() {
 	defer close(t.readDone)
-	buf := make([]byte, readBufSize)
+	chunks := make(chan []byte, readAhead)
+	rendered := make(chan struct{})
+	go func() { t.renderLoop(chunks); close(rendered) }()
+	defer func() { close(chunks); <-rendered }()
 	for {
-		n, err := t.pty.Read(buf)
+		buf := readBufs.Get().(*[]byte)
+		n, err := t.pty.Read(*buf)
 		if n > 0 {
-			t.mu.Lock()
-			t.scr.Write(buf[:n])
-			changed := t.pending
-			t.pending = false
-			t.mu.Unlock()
-			t.views.signal()
-			if changed {
-				t.notify(t)
-			}
+			chunks <- (*buf)[:n]
+		} else {
+			readBufs.Put(buf)
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// readAhead is how many chunks may wait to be rendered; the buffers come
+// from a shared pool, so an idle tab holds only the one its read waits in.
+const readAhead = 4
+
+// readBufs are the PTY read buffers of every tab.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+
+// renderLoop renders chunks into the screen in order.
+func (t *tab) renderLoop(chunks <-chan []byte) {
+	for chunk := range chunks {
+		t.mu.Lock()
+		t.scr.Write(chunk)
+		changed := t.pending
+		t.pending = false
+		t.mu.Unlock()
+		chunk = chunk[:cap(chunk)]
+		readBufs.Put(&chunk)
+		t.views.signal()
+		if changed {
+			t.notify(t)
 		}
 	}
 }
