@@ -92,8 +92,18 @@ func (c interceptors) recovered(ctx context.Context, p any) error {
 }
 
 // logOpts logs the end of every call (with its code and duration), not its
-// start: a call per line keeps the log readable.
-var logOpts = []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+// start: a call per line keeps the log readable. Successful calls log at
+// debug level: agents poll list_terminals many times a second, and a log
+// write per call would cost every caller latency and fill the disk.
+var logOpts = []logging.Option{
+	logging.WithLogOnEvents(logging.FinishCall),
+	logging.WithLevels(func(c codes.Code) logging.Level {
+		if c == codes.OK {
+			return logging.LevelDebug
+		}
+		return logging.DefaultServerCodeToLevel(c)
+	}),
+}
 
 func slogAdapter(l *slog.Logger) logging.Logger {
 	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {

@@ -2,8 +2,10 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
@@ -77,7 +79,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 // without w.mu: the tracker walks /proc only when the set of listening
 // sockets changed, but that walk can take milliseconds.
 func (w *Workspace) withPorts(ts []Terminal, leaders map[string]int) []Terminal {
-	byTab, err := w.ports.Ports(leaders)
+	byTab, err := w.portsOf(leaders)
 	if err != nil {
 		w.opts.Logger.Warn("listening ports unavailable", "err", err)
 		return ts
@@ -88,6 +90,27 @@ func (w *Workspace) withPorts(ts []Terminal, leaders map[string]int) []Terminal 
 		}
 	}
 	return ts
+}
+
+// portsFresh is how long one look at the listening sockets is reused for
+// the same tabs: agents may poll list_terminals many times a second, and
+// each look is a netlink round trip.
+const portsFresh = 250 * time.Millisecond
+
+// portsOf returns the tabs' listening ports, from the last look if it is
+// fresh and was for the same tabs.
+func (w *Workspace) portsOf(leaders map[string]int) (map[string][]uint16, error) {
+	w.portsMu.Lock()
+	defer w.portsMu.Unlock()
+	if time.Since(w.portsAt) < portsFresh && maps.Equal(leaders, w.portsFor) {
+		return w.portsLast, nil
+	}
+	byTab, err := w.ports.Ports(leaders)
+	if err != nil {
+		return nil, err
+	}
+	w.portsAt, w.portsFor, w.portsLast = time.Now(), leaders, byTab
+	return byTab, nil
 }
 
 // List returns every tab, window by window, in tab order.

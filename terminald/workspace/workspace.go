@@ -63,6 +63,12 @@ type Workspace struct {
 	watchers map[*Watcher]struct{}
 	closing  bool
 
+	// portsMu guards the last look at the listening sockets (portsOf).
+	portsMu   sync.Mutex
+	portsAt   time.Time
+	portsFor  map[string]int
+	portsLast map[string][]uint16
+
 	stopPoll     chan struct{}
 	pollDone     chan struct{}
 	shutdownOnce sync.Once
