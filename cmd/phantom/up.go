@@ -58,7 +58,7 @@ func upCmd() *cobra.Command {
 			if err := firstTab(); err != nil {
 				return err
 			}
-			fmt.Println("Phantom is up. Open a tab: phantom new; list tabs: phantom ls; read one: phantom read TAB.")
+			fmt.Println("Phantom is up. See it: phantom attach (Ctrl-\\ d detaches); list tabs: phantom ls; agents connect with: phantom +mcp-server --client=NAME")
 			if !foreground {
 				return nil
 			}
