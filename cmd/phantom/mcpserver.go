@@ -71,7 +71,7 @@ func bridge(socket, client, tabState string, stdin io.Reader, stdout io.Writer) 
 	br := bufio.NewReaderSize(conn, 64<<10)
 	line, err := br.ReadSlice('\n')
 	if err != nil {
-		return fmt.Errorf("Phantom closed the connection without answering the hello (%v)", err)
+		return fmt.Errorf("the gateway closed the connection without answering the hello (%v)", err)
 	}
 	var answer struct {
 		Hello string `json:"hello"`
@@ -81,13 +81,13 @@ func bridge(socket, client, tabState string, stdin io.Reader, stdout io.Writer) 
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(line, &answer); err != nil {
-		return fmt.Errorf("Phantom answered the hello with something unexpected: %q", line)
+		return fmt.Errorf("the gateway answered the hello with something unexpected: %q", line)
 	}
 	if answer.Error != nil {
-		return fmt.Errorf("Phantom refused the connection: %s (%s)", answer.Error.Message, answer.Error.Code)
+		return fmt.Errorf("the gateway refused the connection: %s (%s)", answer.Error.Message, answer.Error.Code)
 	}
 	if answer.Hello != "ok" {
-		return fmt.Errorf("Phantom answered the hello with something unexpected: %q", line)
+		return fmt.Errorf("the gateway answered the hello with something unexpected: %q", line)
 	}
 	conn.SetDeadline(time.Time{})
 
@@ -115,5 +115,5 @@ func bridge(socket, client, tabState string, stdin io.Reader, stdout io.Writer) 
 
 var (
 	errStdinClosed  = errors.New("stdin closed")
-	errSocketClosed = errors.New("Phantom closed the connection")
+	errSocketClosed = errors.New("the gateway closed the connection")
 )

@@ -119,13 +119,3 @@ func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 	}
 	return stdout.Bytes(), nil
 }
-
-// line runs git and returns its output's first line, trimmed.
-func (g *git) line(ctx context.Context, dir string, args ...string) (string, error) {
-	out, err := g.run(ctx, dir, args...)
-	if err != nil {
-		return "", err
-	}
-	s, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(s), nil
-}

@@ -99,15 +99,15 @@ func (m *Manager) Add(ctx context.Context, s AddSpec) (Added, error) {
 	if path == "" {
 		field, path = "branch", folderName(s.Branch)
 	}
-	dest, err := r.destination(field, path)
-	if err != nil {
+	if _, err := r.destination(field, path); err != nil {
 		return Added{}, err
 	}
 	if err := os.MkdirAll(r.folder, 0o755); err != nil {
 		return Added{}, fmt.Errorf("create worktree folder %s: %w", r.folder, err)
 	}
 	// Creating the folder may have followed a symlink planted since the check.
-	if dest, err = r.destination(field, path); err != nil {
+	dest, err := r.destination(field, path)
+	if err != nil {
 		return Added{}, err
 	}
 	args := []string{"worktree", "add", "--quiet"}

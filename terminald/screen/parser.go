@@ -697,18 +697,6 @@ func (s *Screen) csiBytes(p []byte, i int) int {
 	return i
 }
 
-func (ps *parser) pushParam() {
-	if ps.np < maxParams {
-		if ps.colon {
-			ps.sub |= 1 << ps.np
-		}
-		ps.params[ps.np] = ps.cur
-		ps.np++
-	}
-	ps.cur = -1
-	ps.colon = false
-}
-
 // param returns parameter i, or def if it is missing or 0 (for counts).
 func (ps *parser) param(i int, def int) int {
 	if i >= ps.np || ps.params[i] <= 0 {

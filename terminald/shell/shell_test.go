@@ -47,7 +47,6 @@ func scanOSC(b []byte) []osc {
 
 // term is a shell running on a PTY, its output collected in the background.
 type term struct {
-	t     *testing.T
 	cmd   *exec.Cmd
 	ptmx  *os.File
 	mu    sync.Mutex

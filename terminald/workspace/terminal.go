@@ -85,9 +85,7 @@ func (w *Workspace) withPorts(ts []Terminal, leaders map[string]int) []Terminal 
 		return ts
 	}
 	for i := range ts {
-		for _, p := range byTab[ts[i].ID] {
-			ts[i].DevServerPorts = append(ts[i].DevServerPorts, p)
-		}
+		ts[i].DevServerPorts = append(ts[i].DevServerPorts, byTab[ts[i].ID]...)
 	}
 	return ts
 }
