@@ -310,8 +310,24 @@ func TestAttachEndToEnd(t *testing.T) {
 	c.send("clear; stty size\r")
 	c.waitText("19 90")
 
-	// Detach: exit 0, the tabs keep running.
-	before := c.text()
+	// Detach: exit 0, the tabs keep running. First let the shell finish
+	// drawing its prompt, so that what is compared after re-attach is the
+	// settled screen, not one caught between "19 90" and the prompt.
+	eventually(t, "the shell back at its prompt", func() (bool, string) {
+		for _, tm := range in.list(t) {
+			if tm.GetId() == t1 {
+				return tm.GetIdle(), fmt.Sprint(tm)
+			}
+		}
+		return false, "tab gone"
+	})
+	var before string
+	c.waitFor("the screen to settle", func(s string) bool {
+		settled := s == before
+		before = s
+		time.Sleep(100 * time.Millisecond)
+		return settled
+	})
 	c.send(prefix + "d")
 	code, out := c.wait()
 	if code != 0 || !strings.Contains(out, "detached") {
