@@ -49,11 +49,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		}
 		turnAway = d
 	}
-	tdAddr := os.Getenv("PHANTOM_TERMINALD_ADDR")
-	if tdAddr == "" {
-		tdAddr = layout.DaemonAddr("terminald")
-	}
-	cc, err := daemon.Dial(tdAddr)
+	cc, err := daemon.Dial(layout.DaemonAddr("terminald"))
 	if err != nil {
 		return err
 	}

@@ -11,22 +11,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"strings"
 
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
 )
-
-// DaemonAddr is where the named daemon listens: PHANTOM_<NAME>_ADDR if set
-// (the compose stack uses tcp://), else its socket in layout's runtime
-// directory — the same rule as the CLI's.
-func DaemonAddr(layout paths.Layout, name string) string {
-	if v := os.Getenv("PHANTOM_" + strings.ToUpper(name) + "_ADDR"); v != "" {
-		return v
-	}
-	return layout.DaemonAddr(name)
-}
 
 // Run serves the MCP socket of layout, and the gateway's own gRPC health
 // service on addr, until ctx is done.
@@ -37,7 +25,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	}
 	s, err := NewServer(Options{
 		TabStateDir: layout.TabStateDir(),
-		Addr:        func(name string) string { return DaemonAddr(layout, name) },
+		Addr:        layout.DaemonAddr,
 		Logger:      logger.With("daemon", "gateway"),
 	})
 	if err != nil {

@@ -3,7 +3,6 @@ package gitd
 import (
 	"context"
 	"log/slog"
-	"os"
 
 	"google.golang.org/grpc"
 
@@ -15,21 +14,13 @@ import (
 	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 )
 
-// TerminaldAddrEnv overrides where gitd finds terminald (the compose stack
-// uses tcp://); default terminald's socket in the runtime directory.
-const TerminaldAddrEnv = "PHANTOM_TERMINALD_ADDR"
-
 // Run serves gitd on addr until ctx is done.
 func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
 	cfg, err := config.Load(layout.Config)
 	if err != nil {
 		return err
 	}
-	taddr := os.Getenv(TerminaldAddrEnv)
-	if taddr == "" {
-		taddr = layout.DaemonAddr("terminald")
-	}
-	tabs := newTerminals(taddr)
+	tabs := newTerminals(layout.DaemonAddr("terminald"))
 	defer tabs.close()
 	m, err := worktree.New(worktree.Options{WorktreeRoot: cfg.WorktreeRoot, Tabs: tabs})
 	if err != nil {

@@ -59,7 +59,7 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
-	sheets, err := startSheetWatcher(guard.AuthzAddr(layout), logger)
+	sheets, err := startSheetWatcher(layout.DaemonAddr("authz"), logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,7 +42,7 @@ func daemonCmd() *cobra.Command {
 				return err
 			}
 			if listen == "" {
-				listen = daemonAddr(l, args[0])
+				listen = l.DaemonAddr(args[0])
 			}
 			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

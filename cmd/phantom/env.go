@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
@@ -22,15 +24,6 @@ const callTimeout = 10 * time.Second
 // sheetWaitTimeout bounds a call from inside a tab, which authz may hold
 // while a permission sheet waits (50 s by default).
 const sheetWaitTimeout = 2 * time.Minute
-
-// daemonAddr is where the named daemon listens: PHANTOM_<NAME>_ADDR if set
-// (the compose stack uses tcp://), else its socket in the runtime directory.
-func daemonAddr(l paths.Layout, name string) string {
-	if v := os.Getenv("PHANTOM_" + strings.ToUpper(name) + "_ADDR"); v != "" {
-		return v
-	}
-	return l.DaemonAddr(name)
-}
 
 // dialTerminald connects to terminald.
 func dialTerminald() (terminalv1.TerminalServiceClient, func(), error) {
@@ -45,14 +38,23 @@ func dialTerminald() (terminalv1.TerminalServiceClient, func(), error) {
 	return terminalv1.NewTerminalServiceClient(cc), func() { cc.Close() }, nil
 }
 
-// withTerminald runs one call against terminald with a bounded deadline and
-// reports a gRPC failure as a plain message.
+// withTerminald runs one call against terminald (see withDaemon).
 func withTerminald(call func(context.Context, terminalv1.TerminalServiceClient) error) error {
-	tc, done, err := dialTerminald()
+	return withDaemon("terminald", terminalv1.NewTerminalServiceClient, call)
+}
+
+// withDaemon runs one call against the named daemon with a bounded
+// deadline and reports a gRPC failure as a plain message.
+func withDaemon[C any](name string, client func(grpc.ClientConnInterface) C, call func(context.Context, C) error) error {
+	l, err := paths.Default()
 	if err != nil {
 		return err
 	}
-	defer done()
+	cc, err := dialDaemon(l, name)
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
 	timeout := callTimeout
 	if os.Getenv("PHANTOM_TAB_ID") != "" {
 		// Inside a tab, a call may wait on a permission sheet the human
@@ -61,13 +63,13 @@ func withTerminald(call func(context.Context, terminalv1.TerminalServiceClient) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return rpcError(call(ctx, tc))
+	return rpcError(call(ctx, client(cc)))
 }
 
 // dialDaemon connects to a daemon after checking it answers, so that "not
 // running" is reported plainly instead of as a transport error.
 func dialDaemon(l paths.Layout, name string) (*grpc.ClientConn, error) {
-	addr := daemonAddr(l, name)
+	addr := l.DaemonAddr(name)
 	cc, err := daemon.Dial(addr)
 	if err != nil {
 		return nil, err
@@ -99,4 +101,14 @@ func rpcError(err error) error {
 		return fmt.Errorf("%s (%s)", st.Message(), strings.ToLower(st.Code().String()))
 	}
 	return err
+}
+
+// printJSON prints a response as the --json flags do: proto field names, every field.
+func printJSON(m proto.Message) error {
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(m)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(b))
+	return nil
 }

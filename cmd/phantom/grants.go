@@ -8,38 +8,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/phantom-dev/phantom/internal/paths"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 )
 
-// withAuthz runs one call against authz with a bounded deadline and
-// reports a gRPC failure as a plain message.
+// withAuthz runs one call against authz (see withDaemon).
 func withAuthz(call func(context.Context, authzv1.AuthzServiceClient) error) error {
-	l, err := paths.Default()
-	if err != nil {
-		return err
-	}
-	cc, err := dialDaemon(l, "authz")
-	if err != nil {
-		return err
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	return rpcError(call(ctx, authzv1.NewAuthzServiceClient(cc)))
-}
-
-// printJSON prints a response the way `phantom ls --json` does.
-func printJSON(m proto.Message) error {
-	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(m)
-	if err != nil {
-		return err
-	}
-	fmt.Println(string(b))
-	return nil
+	return withDaemon("authz", authzv1.NewAuthzServiceClient, call)
 }
 
 func grantsCmd() *cobra.Command {

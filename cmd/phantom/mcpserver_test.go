@@ -82,31 +82,43 @@ func runAgent(t *testing.T, env *testenv.Env, script []map[string]any) (tab stri
 	os.WriteFile(scriptPath, b, 0o600)
 	tab = strings.TrimSpace(mustPhantom(t, env, "new", "--name", "agent", "--", "sh", "-c",
 		`echo own-tab-marker; exec "$0" "$@"`, testAgent(t), phantomBin, scriptPath, outPath))
-	read := func() []agentLine {
-		b, _ := os.ReadFile(outPath)
-		var out []agentLine
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var a agentLine
-			if json.Unmarshal([]byte(l), &a) == nil {
-				out = append(out, a)
-			}
-		}
-		return out
-	}
-	t.Cleanup(func() {
-		for _, l := range read() {
-			if l.Op == "connected" {
-				var c struct {
-					PID int `json:"pid"`
-				}
-				json.Unmarshal(l.Result, &c)
-				if c.PID > 0 {
-					syscall.Kill(c.PID, syscall.SIGKILL)
-				}
-			}
-		}
-	})
+	read := func() []agentLine { return readAgentLines(outPath) }
+	t.Cleanup(func() { killAgent(read()) })
 	return tab, read
+}
+
+// readAgentLines reads the outcomes a test agent wrote to path so far.
+func readAgentLines(path string) []agentLine {
+	b, _ := os.ReadFile(path)
+	var out []agentLine
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var a agentLine
+		if json.Unmarshal([]byte(l), &a) == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// agentPID is the pid an agent run reported on connecting, or 0.
+func agentPID(lines []agentLine) int {
+	for _, l := range lines {
+		if l.Op == "connected" {
+			var c struct {
+				PID int `json:"pid"`
+			}
+			json.Unmarshal(l.Result, &c)
+			return c.PID
+		}
+	}
+	return 0
+}
+
+// killAgent kills the agent run whose outcomes are lines, if it connected.
+func killAgent(lines []agentLine) {
+	if pid := agentPID(lines); pid > 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // waitStep waits until the agent reported step i (or failed) and returns it.

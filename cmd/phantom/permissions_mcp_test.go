@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/phantom-dev/phantom/authz"
@@ -54,17 +53,7 @@ func permAgents(t *testing.T, env *testenv.Env, client string, scripts ...[]map[
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, fmt.Sprintf("out%d.jsonl", i))
-		reads = append(reads, func() []agentLine {
-			b, _ := os.ReadFile(out)
-			var lines []agentLine
-			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				var a agentLine
-				if json.Unmarshal([]byte(l), &a) == nil {
-					lines = append(lines, a)
-				}
-			}
-			return lines
-		})
+		reads = append(reads, func() []agentLine { return readAgentLines(out) })
 	}
 	tab := strings.TrimSpace(mustPhantom(t, env, "new", "--name", "agent-"+client, "--", "sh", "-c",
 		`agent=$0 bin=$1 dir=$2 n=$3 client=$4; i=0
@@ -77,26 +66,10 @@ func permAgents(t *testing.T, env *testenv.Env, client string, scripts ...[]map[
 		testAgent(t), phantomBin, dir, strconv.Itoa(len(scripts)), client))
 	t.Cleanup(func() {
 		for _, read := range reads {
-			if pid := permAgentPID(read()); pid > 0 {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+			killAgent(read())
 		}
 	})
 	return tab, reads
-}
-
-// permAgentPID is the pid a run reported on connecting, or 0.
-func permAgentPID(lines []agentLine) int {
-	for _, l := range lines {
-		if l.Op == "connected" {
-			var c struct {
-				PID int `json:"pid"`
-			}
-			json.Unmarshal(l.Result, &c)
-			return c.PID
-		}
-	}
-	return 0
 }
 
 // permConnected waits until a run has its MCP session.
@@ -109,7 +82,7 @@ func permConnected(t *testing.T, read func() []agentLine) {
 				t.Fatalf("agent failed: %s", l.Error)
 			}
 		}
-		return permAgentPID(lines) > 0, fmt.Sprint(lines)
+		return agentPID(lines) > 0, fmt.Sprint(lines)
 	})
 }
 
@@ -209,7 +182,7 @@ func TestPermissionsMCPOnce(t *testing.T) {
 	os.WriteFile(leave, nil, 0o600)
 	eventually(t, "the first agent run to exit", func() (bool, string) {
 		lines := runs[0]()
-		return slices.ContainsFunc(lines, func(l agentLine) bool { return l.Op == "end" }) && !running(permAgentPID(lines)), fmt.Sprint(lines)
+		return slices.ContainsFunc(lines, func(l agentLine) bool { return l.Op == "end" }) && !running(agentPID(lines)), fmt.Sprint(lines)
 	})
 	eventually(t, "the once grant to end with the connection", func() (bool, string) {
 		gs := grantsJSON(t, env)

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
@@ -64,12 +63,7 @@ func lsCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(resp)
-				if err != nil {
-					return err
-				}
-				fmt.Println(string(b))
-				return nil
+				return printJSON(resp)
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTITLE\tDIRECTORY\tPROCESS\tSTATE\tPORTS\tGROUP\tWINDOW\tWORKTREE\tAGENT")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/procfs"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
@@ -76,7 +77,7 @@ func upCmd() *cobra.Command {
 // startDaemon starts the named daemon unless it already answers, and waits
 // until it is SERVING. It returns the started process, or nil.
 func startDaemon(l paths.Layout, name string, foreground bool) (*exec.Cmd, error) {
-	addr := daemonAddr(l, name)
+	addr := l.DaemonAddr(name)
 	if st, _ := probe(addr); st == healthpb.HealthCheckResponse_SERVING {
 		return nil, nil
 	}
@@ -225,12 +226,8 @@ func daemonPID(l paths.Layout, name string) (int, error) {
 
 // alive reports whether pid still runs (a zombie counts as gone).
 func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+	st, err := procfs.ReadStat(pid)
+	return err == nil && st.State != 'Z'
 }
 
 func statusCmd() *cobra.Command {
@@ -263,7 +260,7 @@ func statusCmd() *cobra.Command {
 			}{BundleID: paths.BundleID(), Running: true, MCPSocket: l.MCPSocket, Runtime: l.Runtime,
 				TabState: l.TabStateDir(), State: l.State, Config: l.Config}
 			for _, name := range paths.Daemons {
-				d := daemonStatus{Name: name, Addr: daemonAddr(l, name), Log: filepath.Join(l.Logs, name+".log")}
+				d := daemonStatus{Name: name, Addr: l.DaemonAddr(name), Log: filepath.Join(l.Logs, name+".log")}
 				d.PID, _ = daemonPID(l, name)
 				st, err := probe(d.Addr)
 				d.Health = strings.ToLower(st.String())

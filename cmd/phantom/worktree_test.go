@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/phantom-dev/phantom/internal/testenv"
@@ -68,30 +67,8 @@ func runAgentIn(t *testing.T, env *testenv.Env, dir, client string, script []map
 	tab = strings.TrimSpace(mustPhantom(t, env, "new", "--name", client, "--dir", dir, "--", "sh", "-c",
 		`TESTAGENT_CLIENT="$1"; export TESTAGENT_CLIENT; shift; exec "$0" "$@"`,
 		testAgent(t), client, phantomBin, scriptPath, outPath))
-	read := func() []agentLine {
-		b, _ := os.ReadFile(outPath)
-		var out []agentLine
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var a agentLine
-			if json.Unmarshal([]byte(l), &a) == nil {
-				out = append(out, a)
-			}
-		}
-		return out
-	}
-	t.Cleanup(func() {
-		for _, l := range read() {
-			if l.Op == "connected" {
-				var c struct {
-					PID int `json:"pid"`
-				}
-				json.Unmarshal(l.Result, &c)
-				if c.PID > 0 {
-					syscall.Kill(c.PID, syscall.SIGKILL)
-				}
-			}
-		}
-	})
+	read := func() []agentLine { return readAgentLines(outPath) }
+	t.Cleanup(func() { killAgent(read()) })
 	return tab, read
 }
 

@@ -199,7 +199,7 @@ func (g *Guard) check(ctx context.Context, method string, req any) error {
 // client dials authz on first use; gRPC reconnects by itself after that.
 func (g *Guard) client() (authzv1.AuthzServiceClient, error) {
 	g.once.Do(func() {
-		cc, err := daemon.Dial(AuthzAddr(g.layout))
+		cc, err := daemon.Dial(g.layout.DaemonAddr("authz"))
 		if err != nil {
 			g.err = err
 			return
@@ -207,15 +207,6 @@ func (g *Guard) client() (authzv1.AuthzServiceClient, error) {
 		g.cc, g.authz = cc, authzv1.NewAuthzServiceClient(cc)
 	})
 	return g.authz, g.err
-}
-
-// AuthzAddr is where authz listens: PHANTOM_AUTHZ_ADDR, or its socket in
-// the runtime directory.
-func AuthzAddr(l paths.Layout) string {
-	if addr := os.Getenv("PHANTOM_AUTHZ_ADDR"); addr != "" {
-		return addr
-	}
-	return l.DaemonAddr("authz")
 }
 
 // Close drops the authz connection, if one was made.

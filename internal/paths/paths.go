@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // bundleID names this build's instance. Release builds set it at link time:
@@ -40,6 +41,10 @@ type Layout struct {
 	Config string
 	// Logs holds the daemons' logs.
 	Logs string
+
+	// addrs are daemon addresses set in the environment as
+	// PHANTOM_<NAME>_ADDR (the compose stack uses tcp://).
+	addrs map[string]string
 }
 
 // Getenv is how Layout reads the environment; os.Getenv in production.
@@ -75,7 +80,17 @@ func FromEnv(getenv Getenv) (Layout, error) {
 	} else {
 		runtime = filepath.Join(os.TempDir(), bundleID+"-"+strconv.Itoa(os.Getuid()))
 	}
+	var addrs map[string]string // nil when none is set
+	for _, name := range Daemons {
+		if v := getenv("PHANTOM_" + strings.ToUpper(name) + "_ADDR"); v != "" {
+			if addrs == nil {
+				addrs = map[string]string{}
+			}
+			addrs[name] = v
+		}
+	}
 	return Layout{
+		addrs:     addrs,
 		Runtime:   runtime,
 		MCPSocket: filepath.Join(cache, "phantom", bundleID+".sock"),
 		State:     filepath.Join(state, "phantom"),
@@ -92,8 +107,15 @@ func (l Layout) DaemonSocket(name string) string {
 	return filepath.Join(l.Runtime, name+".sock")
 }
 
-// DaemonAddr is the default listen address of the named daemon.
-func (l Layout) DaemonAddr(name string) string { return "unix://" + l.DaemonSocket(name) }
+// DaemonAddr is where the named daemon listens and is dialled:
+// PHANTOM_<NAME>_ADDR from the environment the layout was read from, else
+// its socket in the runtime directory.
+func (l Layout) DaemonAddr(name string) string {
+	if a, ok := l.addrs[name]; ok {
+		return a
+	}
+	return "unix://" + l.DaemonSocket(name)
+}
 
 // PIDFile is where `phantom up` records the named daemon's pid.
 func (l Layout) PIDFile(name string) string { return filepath.Join(l.Runtime, name+".pid") }

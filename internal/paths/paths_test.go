@@ -3,6 +3,7 @@ package paths
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func TestFromEnv(t *testing.T) {
 			if err != nil {
 				t.Fatalf("FromEnv: %v", err)
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("FromEnv =\n  %+v\nwant\n  %+v", got, tt.want)
 			}
 		})
@@ -245,4 +246,19 @@ func TestEnsurePrivateDir(t *testing.T) {
 			t.Error("EnsurePrivateDir accepted a symlink; another user could redirect it")
 		}
 	})
+}
+
+// TestDaemonAddr checks that PHANTOM_<NAME>_ADDR overrides a daemon's
+// socket for every user of the layout (CLI, gateway, guard, authz, gitd).
+func TestDaemonAddr(t *testing.T) {
+	l, err := FromEnv(envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": "/run/user/1", "PHANTOM_TERMINALD_ADDR": "tcp://terminald:7001"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.DaemonAddr("terminald"); got != "tcp://terminald:7001" {
+		t.Errorf("DaemonAddr(terminald) = %q, want the override", got)
+	}
+	if got, want := l.DaemonAddr("authz"), "unix:///run/user/1/"+BundleID()+"/authz.sock"; got != want {
+		t.Errorf("DaemonAddr(authz) = %q, want %q", got, want)
+	}
 }

@@ -367,11 +367,11 @@ func gitWorktree(dir string) string {
 
 // comm is a process's name, or "" if it is gone.
 func comm(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	return st.Comm
 }
 
 // lastLines returns the last n rendered lines.
