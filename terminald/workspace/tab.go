@@ -28,6 +28,10 @@ const readBufSize = 32 << 10
 // (a broken rc file may keep the marks from ever coming).
 const integrationGrace = 5 * time.Second
 
+// exitDrainWait bounds how long a program's exit is held back while its
+// last output is still being read and rendered.
+const exitDrainWait = time.Second
+
 // hangupGrace is how long a closed tab's processes get to exit after SIGHUP
 // before they are killed.
 const hangupGrace = 2 * time.Second
@@ -228,6 +232,14 @@ func (t *tab) waitLoop() {
 		}
 	} else if err != nil {
 		code = -1
+	}
+	// What the program wrote before it exited may still sit in the PTY or
+	// wait to be rendered: let the read loop finish first, so an exited tab
+	// shows its last output. Background jobs may hold the terminal open for
+	// ever, so the wait is bounded.
+	select {
+	case <-t.readDone:
+	case <-time.After(exitDrainWait):
 	}
 	t.mu.Lock()
 	t.exited, t.exitCode = true, code
