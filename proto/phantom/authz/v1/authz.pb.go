@@ -209,9 +209,18 @@ type Caller struct {
 	// The caller's verified tab; empty when it runs outside any tab.
 	TabId string `protobuf:"bytes,3,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
 	// The caller's process id, for the sheet.
-	Pid           int32 `protobuf:"varint,4,opt,name=pid,proto3" json:"pid,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Pid int32 `protobuf:"varint,4,opt,name=pid,proto3" json:"pid,omitempty"`
+	// For a process that calls a daemon directly (not through the gateway):
+	// its start time (/proc/<pid>/stat field 22). The connection is then the
+	// process itself: its once-grants die with it, and a later process that
+	// reuses the pid gets none of them.
+	ProcessStartTime uint64 `protobuf:"varint,5,opt,name=process_start_time,json=processStartTime,proto3" json:"process_start_time,omitempty"`
+	// True when the caller runs inside Phantom (it descends from terminald)
+	// but in no tab: it left its tab's process tree. Everything it touches
+	// reaches `all`.
+	InsideWithoutTab bool `protobuf:"varint,6,opt,name=inside_without_tab,json=insideWithoutTab,proto3" json:"inside_without_tab,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Caller) Reset() {
@@ -270,6 +279,20 @@ func (x *Caller) GetPid() int32 {
 		return x.Pid
 	}
 	return 0
+}
+
+func (x *Caller) GetProcessStartTime() uint64 {
+	if x != nil {
+		return x.ProcessStartTime
+	}
+	return 0
+}
+
+func (x *Caller) GetInsideWithoutTab() bool {
+	if x != nil {
+		return x.InsideWithoutTab
+	}
+	return false
 }
 
 // AuthorizeRequest is one tool call to decide.
@@ -1350,14 +1373,16 @@ var File_phantom_authz_v1_authz_proto protoreflect.FileDescriptor
 
 const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/authz/v1/authz.proto\x12\x10phantom.authz.v1\x1a\x1bbuf/validate/validate.proto\"\x8f\x01\n" +
+	"\x1cphantom/authz/v1/authz.proto\x12\x10phantom.authz.v1\x1a\x1bbuf/validate/validate.proto\"\xeb\x01\n" +
 	"\x06Caller\x12\"\n" +
 	"\x06client\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06client\x12/\n" +
 	"\rconnection_id\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\fconnectionId\x12\x1e\n" +
 	"\x06tab_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05tabId\x12\x10\n" +
-	"\x03pid\x18\x04 \x01(\x05R\x03pid\"\x9e\x01\n" +
+	"\x03pid\x18\x04 \x01(\x05R\x03pid\x12,\n" +
+	"\x12process_start_time\x18\x05 \x01(\x04R\x10processStartTime\x12,\n" +
+	"\x12inside_without_tab\x18\x06 \x01(\bR\x10insideWithoutTab\"\x9e\x01\n" +
 	"\x10AuthorizeRequest\x128\n" +
 	"\x06caller\x18\x01 \x01(\v2\x18.phantom.authz.v1.CallerB\x06\xbaH\x03\xc8\x01\x01R\x06caller\x12\x1e\n" +
 	"\x04tool\x18\x02 \x01(\tB\n" +

@@ -238,9 +238,17 @@ type Terminal struct {
 	// Terminal height in rows.
 	Rows int32 `protobuf:"varint,18,opt,name=rows,proto3" json:"rows,omitempty"`
 	// Name of the agent client connected from this tab; empty when none.
-	AgentClient   string `protobuf:"bytes,19,opt,name=agent_client,json=agentClient,proto3" json:"agent_client,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AgentClient string `protobuf:"bytes,19,opt,name=agent_client,json=agentClient,proto3" json:"agent_client,omitempty"`
+	// True when the tab runs sandboxed (Landlock): an agent's tab, or one
+	// opened with sandbox.
+	Sandboxed bool `protobuf:"varint,20,opt,name=sandboxed,proto3" json:"sandboxed,omitempty"`
+	// True when an agent, not the human, put the tab in its group (created it
+	// there or moved it). Such membership never widens a grant's reach.
+	GroupSetByAgent bool `protobuf:"varint,21,opt,name=group_set_by_agent,json=groupSetByAgent,proto3" json:"group_set_by_agent,omitempty"`
+	// True when an agent, not the human, gave the tab its name.
+	NameSetByAgent bool `protobuf:"varint,22,opt,name=name_set_by_agent,json=nameSetByAgent,proto3" json:"name_set_by_agent,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Terminal) Reset() {
@@ -404,6 +412,27 @@ func (x *Terminal) GetAgentClient() string {
 		return x.AgentClient
 	}
 	return ""
+}
+
+func (x *Terminal) GetSandboxed() bool {
+	if x != nil {
+		return x.Sandboxed
+	}
+	return false
+}
+
+func (x *Terminal) GetGroupSetByAgent() bool {
+	if x != nil {
+		return x.GroupSetByAgent
+	}
+	return false
+}
+
+func (x *Terminal) GetNameSetByAgent() bool {
+	if x != nil {
+		return x.NameSetByAgent
+	}
+	return false
 }
 
 // Group is a named, coloured set of tabs in one window.
@@ -738,7 +767,11 @@ type CreateTerminalRequest struct {
 	// Terminal width; default 80.
 	Cols int32 `protobuf:"varint,8,opt,name=cols,proto3" json:"cols,omitempty"`
 	// Terminal height; default 24.
-	Rows          int32 `protobuf:"varint,9,opt,name=rows,proto3" json:"rows,omitempty"`
+	Rows int32 `protobuf:"varint,9,opt,name=rows,proto3" json:"rows,omitempty"`
+	// Run the tab sandboxed (Landlock): writes only inside its directory,
+	// temporary directories and the agent's own directories; no signals or
+	// ptrace beyond the tab. A tab running an agent is always sandboxed.
+	Sandbox       bool `protobuf:"varint,10,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -834,6 +867,13 @@ func (x *CreateTerminalRequest) GetRows() int32 {
 		return x.Rows
 	}
 	return 0
+}
+
+func (x *CreateTerminalRequest) GetSandbox() bool {
+	if x != nil {
+		return x.Sandbox
+	}
+	return false
 }
 
 // CreateTerminalResponse returns the new tab.
@@ -2747,6 +2787,130 @@ func (x *SetAgentStateResponse) GetTerminal() *Terminal {
 	return nil
 }
 
+// LocateProcessRequest names a process.
+type LocateProcessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The process id.
+	Pid int32 `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	// Its start time in clock ticks since boot (/proc/<pid>/stat field 22);
+	// when set, a process with another start time is not the one asked
+	// about.
+	StartTime     uint64 `protobuf:"varint,2,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocateProcessRequest) Reset() {
+	*x = LocateProcessRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocateProcessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocateProcessRequest) ProtoMessage() {}
+
+func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocateProcessRequest.ProtoReflect.Descriptor instead.
+func (*LocateProcessRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *LocateProcessRequest) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *LocateProcessRequest) GetStartTime() uint64 {
+	if x != nil {
+		return x.StartTime
+	}
+	return 0
+}
+
+// LocateProcessResponse says where the process runs.
+type LocateProcessResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the process descends from terminald: it was started inside
+	// Phantom, however it forked or setsid since.
+	Inside bool `protobuf:"varint,1,opt,name=inside,proto3" json:"inside,omitempty"`
+	// The tab whose session leader it descends from; empty outside Phantom,
+	// and for a process that left its tab's process tree (a double fork
+	// re-parents it to terminald): such a process is inside but in no tab.
+	TabId string `protobuf:"bytes,2,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
+	// The process's start time, as read while locating it.
+	StartTime     uint64 `protobuf:"varint,3,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocateProcessResponse) Reset() {
+	*x = LocateProcessResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocateProcessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocateProcessResponse) ProtoMessage() {}
+
+func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocateProcessResponse.ProtoReflect.Descriptor instead.
+func (*LocateProcessResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *LocateProcessResponse) GetInside() bool {
+	if x != nil {
+		return x.Inside
+	}
+	return false
+}
+
+func (x *LocateProcessResponse) GetTabId() string {
+	if x != nil {
+		return x.TabId
+	}
+	return ""
+}
+
+func (x *LocateProcessResponse) GetStartTime() uint64 {
+	if x != nil {
+		return x.StartTime
+	}
+	return 0
+}
+
 var File_phantom_terminal_v1_terminal_proto protoreflect.FileDescriptor
 
 const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
@@ -2754,7 +2918,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xc7\x04\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xbd\x05\n" +
 	"\bTerminal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -2776,7 +2940,10 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\texit_code\x18\x10 \x01(\x05R\bexitCode\x12\x12\n" +
 	"\x04cols\x18\x11 \x01(\x05R\x04cols\x12\x12\n" +
 	"\x04rows\x18\x12 \x01(\x05R\x04rows\x12!\n" +
-	"\fagent_client\x18\x13 \x01(\tR\vagentClient\"\x81\x01\n" +
+	"\fagent_client\x18\x13 \x01(\tR\vagentClient\x12\x1c\n" +
+	"\tsandboxed\x18\x14 \x01(\bR\tsandboxed\x12+\n" +
+	"\x12group_set_by_agent\x18\x15 \x01(\bR\x0fgroupSetByAgent\x12)\n" +
+	"\x11name_set_by_agent\x18\x16 \x01(\bR\x0enameSetByAgent\"\x81\x01\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2796,7 +2963,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\aansi256\x18\x03 \x01(\x05R\aansi256\"\x16\n" +
 	"\x14ListTerminalsRequest\"T\n" +
 	"\x15ListTerminalsResponse\x12;\n" +
-	"\tterminals\x18\x01 \x03(\v2\x1d.phantom.terminal.v1.TerminalR\tterminals\"\xd1\x02\n" +
+	"\tterminals\x18\x01 \x03(\v2\x1d.phantom.terminal.v1.TerminalR\tterminals\"\xeb\x02\n" +
 	"\x15CreateTerminalRequest\x12&\n" +
 	"\tdirectory\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\tdirectory\x12$\n" +
 	"\bworktree\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\bworktree\x12\"\n" +
@@ -2808,7 +2975,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04cols\x18\b \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x04cols\x12\x1e\n" +
 	"\x04rows\x18\t \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x04rows\"S\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x04rows\x12\x18\n" +
+	"\asandbox\x18\n" +
+	" \x01(\bR\asandbox\"S\n" +
 	"\x16CreateTerminalResponse\x129\n" +
 	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"q\n" +
 	"\x11ReadOutputRequest\x12*\n" +
@@ -2932,13 +3101,22 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x06client\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06client\x12?\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x1f.phantom.terminal.v1.AgentStateB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05state\"R\n" +
 	"\x15SetAgentStateResponse\x129\n" +
-	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal*\x80\x01\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"P\n" +
+	"\x14LocateProcessRequest\x12\x19\n" +
+	"\x03pid\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02 \x00R\x03pid\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x02 \x01(\x04R\tstartTime\"e\n" +
+	"\x15LocateProcessResponse\x12\x16\n" +
+	"\x06inside\x18\x01 \x01(\bR\x06inside\x12\x15\n" +
+	"\x06tab_id\x18\x02 \x01(\tR\x05tabId\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x03 \x01(\x04R\tstartTime*\x80\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xd5\x10\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xbd\x11\n" +
 	"\x0fTerminalService\x12\x80\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"\x18\xc2\xf3\x18\x14\n" +
 	"\x0elist_terminals\x10\x01 \x01\x12\xa0\x01\n" +
@@ -2958,7 +3136,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
 	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
-	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12t\n" +
+	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12f\n" +
+	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12t\n" +
 	"\n" +
 	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x15\xc2\xf3\x18\x11\n" +
 	"\vlist_groups\x10\x01 \x01\x12t\n" +
@@ -2986,7 +3165,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
 	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
@@ -3034,6 +3213,8 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*AttachExit)(nil),               // 43: phantom.terminal.v1.AttachExit
 	(*SetAgentStateRequest)(nil),     // 44: phantom.terminal.v1.SetAgentStateRequest
 	(*SetAgentStateResponse)(nil),    // 45: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),     // 46: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),    // 47: phantom.terminal.v1.LocateProcessResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	2,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -3070,33 +3251,35 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	23, // 31: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
 	39, // 32: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
 	44, // 33: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	25, // 34: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	27, // 35: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	29, // 36: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	31, // 37: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	33, // 38: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	35, // 39: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	37, // 40: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	8,  // 41: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	10, // 42: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	12, // 43: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	14, // 44: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	16, // 45: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	18, // 46: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	20, // 47: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	22, // 48: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	24, // 49: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	42, // 50: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	45, // 51: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	26, // 52: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	28, // 53: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	30, // 54: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	32, // 55: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	34, // 56: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	36, // 57: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	38, // 58: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	41, // [41:59] is the sub-list for method output_type
-	23, // [23:41] is the sub-list for method input_type
+	46, // 34: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	25, // 35: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	27, // 36: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	29, // 37: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	31, // 38: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	33, // 39: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	35, // 40: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	37, // 41: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	8,  // 42: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	10, // 43: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	12, // 44: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	14, // 45: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	16, // 46: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	18, // 47: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	20, // 48: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	22, // 49: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	24, // 50: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	42, // 51: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	45, // 52: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	47, // 53: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	26, // 54: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	28, // 55: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	30, // 56: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	32, // 57: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	34, // 58: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	36, // 59: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	38, // 60: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	42, // [42:61] is the sub-list for method output_type
+	23, // [23:42] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -3125,7 +3308,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	TerminalService_WatchTerminals_FullMethodName  = "/phantom.terminal.v1.TerminalService/WatchTerminals"
 	TerminalService_Attach_FullMethodName          = "/phantom.terminal.v1.TerminalService/Attach"
 	TerminalService_SetAgentState_FullMethodName   = "/phantom.terminal.v1.TerminalService/SetAgentState"
+	TerminalService_LocateProcess_FullMethodName   = "/phantom.terminal.v1.TerminalService/LocateProcess"
 	TerminalService_ListGroups_FullMethodName      = "/phantom.terminal.v1.TerminalService/ListGroups"
 	TerminalService_CreateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/CreateGroup"
 	TerminalService_UpdateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/UpdateGroup"
@@ -80,6 +81,11 @@ type TerminalServiceClient interface {
 	// Records which agent client runs in a tab and what it is doing; the
 	// gateway calls it, list_terminals shows it.
 	SetAgentState(ctx context.Context, in *SetAgentStateRequest, opts ...grpc.CallOption) (*SetAgentStateResponse, error)
+	// Says whether a process runs inside this Phantom and in which tab, from
+	// the kernel's process tree (terminald is a child subreaper, so every
+	// process started in a tab stays its descendant), never from files.
+	// Refused to callers inside Phantom.
+	LocateProcess(ctx context.Context, in *LocateProcessRequest, opts ...grpc.CallOption) (*LocateProcessResponse, error)
 	// Lists the tab groups.
 	ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -226,6 +232,16 @@ func (c *terminalServiceClient) SetAgentState(ctx context.Context, in *SetAgentS
 	return out, nil
 }
 
+func (c *terminalServiceClient) LocateProcess(ctx context.Context, in *LocateProcessRequest, opts ...grpc.CallOption) (*LocateProcessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LocateProcessResponse)
+	err := c.cc.Invoke(ctx, TerminalService_LocateProcess_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListGroupsResponse)
@@ -337,6 +353,11 @@ type TerminalServiceServer interface {
 	// Records which agent client runs in a tab and what it is doing; the
 	// gateway calls it, list_terminals shows it.
 	SetAgentState(context.Context, *SetAgentStateRequest) (*SetAgentStateResponse, error)
+	// Says whether a process runs inside this Phantom and in which tab, from
+	// the kernel's process tree (terminald is a child subreaper, so every
+	// process started in a tab stays its descendant), never from files.
+	// Refused to callers inside Phantom.
+	LocateProcess(context.Context, *LocateProcessRequest) (*LocateProcessResponse, error)
 	// Lists the tab groups.
 	ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -393,6 +414,9 @@ func (UnimplementedTerminalServiceServer) Attach(grpc.BidiStreamingServer[Attach
 }
 func (UnimplementedTerminalServiceServer) SetAgentState(context.Context, *SetAgentStateRequest) (*SetAgentStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAgentState not implemented")
+}
+func (UnimplementedTerminalServiceServer) LocateProcess(context.Context, *LocateProcessRequest) (*LocateProcessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LocateProcess not implemented")
 }
 func (UnimplementedTerminalServiceServer) ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGroups not implemented")
@@ -616,6 +640,24 @@ func _TerminalService_SetAgentState_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_LocateProcess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LocateProcessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).LocateProcess(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_LocateProcess_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).LocateProcess(ctx, req.(*LocateProcessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_ListGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListGroupsRequest)
 	if err := dec(in); err != nil {
@@ -784,6 +826,10 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAgentState",
 			Handler:    _TerminalService_SetAgentState_Handler,
+		},
+		{
+			MethodName: "LocateProcess",
+			Handler:    _TerminalService_LocateProcess_Handler,
 		},
 		{
 			MethodName: "ListGroups",
