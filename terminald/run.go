@@ -3,12 +3,14 @@ package terminald
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/paths"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/reaper"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
@@ -18,10 +20,18 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: layout, Logger: logger})
+	// A child subreaper: whatever a tab's processes fork stays terminald's
+	// descendant, which is how Phantom tells who is inside it.
+	rp, err := reaper.New()
 	if err != nil {
 		return err
 	}
+	defer rp.Close()
+	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: layout, Logger: logger, Spawner: rp})
+	if err != nil {
+		return err
+	}
+	defer rp.KillOrphans(2 * time.Second) // after the tabs were hung up
 	defer ws.Shutdown()
 	srv, stop, err := NewServer(ws, layout, logger)
 	if err != nil {

@@ -46,6 +46,7 @@ type tabSpec struct {
 	scrollback int
 	integrated bool // the shell reports OSC 133 marks
 	shell      bool // the program is a shell: it can sit at a prompt
+	spawner    Spawner
 }
 
 // tab is one terminal: a PTY, the program on it and the screen its output
@@ -62,6 +63,7 @@ type tab struct {
 	integrated  bool
 	shell       bool
 	started     time.Time
+	spawner     Spawner
 
 	// notify is called, without t.mu held, after output changed something a
 	// watcher cares about.
@@ -116,7 +118,7 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		return nil, fmt.Errorf("start tab %s: %w", spec.id, err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
-	if err := cmd.Start(); err != nil {
+	if err := spec.spawner.Start(cmd); err != nil {
 		ptmx.Close()
 		return nil, fmt.Errorf("start tab %s: %s: %w", spec.id, spec.argv[0], err)
 	}
@@ -129,6 +131,7 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		integrated: spec.integrated,
 		shell:      spec.shell,
 		started:    time.Now(),
+		spawner:    spec.spawner,
 		lastDir:    spec.dir,
 		lastFg:     filepath.Base(spec.argv[0]),
 		notify:     notify,
@@ -222,6 +225,7 @@ func (t *tab) writeLoop() {
 // waitLoop reaps the program and records how it ended.
 func (t *tab) waitLoop() {
 	err := t.cmd.Wait()
+	t.spawner.Done(t.cmd.Process.Pid)
 	code := 0
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,7 +47,23 @@ type Options struct {
 	// PollInterval is how often tabs are checked for changes no output
 	// reports (foreground program, ports); default one second.
 	PollInterval time.Duration
+	// Spawner starts the tabs' programs; plain exec when nil. terminald's
+	// reaper (terminald/reaper) is one, so that it never reaps a tab's
+	// program behind the tab's back.
+	Spawner Spawner
 }
+
+// Spawner starts a tab's program and learns when it has been waited for.
+type Spawner interface {
+	Start(cmd *exec.Cmd) error
+	Done(pid int)
+}
+
+// plainSpawner starts programs with exec.Cmd.Start.
+type plainSpawner struct{}
+
+func (plainSpawner) Start(cmd *exec.Cmd) error { return cmd.Start() }
+func (plainSpawner) Done(int)                  {}
 
 // Workspace holds every tab, group and window. It is safe for concurrent
 // use.
@@ -102,6 +119,9 @@ func New(opts Options) (*Workspace, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Spawner == nil {
+		opts.Spawner = plainSpawner{}
 	}
 	w := &Workspace{
 		opts:     opts,
@@ -240,7 +260,8 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 		"PHANTOM_MCP_SOCKET": w.opts.Layout.MCPSocket,
 		"PWD":                dir,
 	})
-	ts := tabSpec{id: id, dir: dir, env: env, cols: spec.Cols, rows: spec.Rows, scrollback: w.opts.Config.ScrollbackLines}
+	ts := tabSpec{id: id, dir: dir, env: env, cols: spec.Cols, rows: spec.Rows, scrollback: w.opts.Config.ScrollbackLines,
+		spawner: w.opts.Spawner}
 	switch {
 	case len(spec.Command) > 0:
 		ts.argv = spec.Command
