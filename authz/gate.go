@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/peercred"
-	"github.com/phantom-dev/phantom/internal/procfs"
-	"github.com/phantom-dev/phantom/internal/tabident"
+	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 )
 
 // TCPAnswersEnv, set to 1, lets callers over TCP answer sheets. TCP peers
@@ -17,38 +17,27 @@ import (
 // authz's Unix socket inside its container.
 const TCPAnswersEnv = "PHANTOM_AUTHZ_TCP_ANSWERS"
 
-// placement is where a connection's peer runs, worked out once when it
-// connects (while its pidfd guards against pid reuse).
-type placement struct {
-	pid   int
-	uid   int
-	tabID string // the tab it runs in; "" outside every tab
-	err   error  // why it could not be told
-}
+// insideOpen are authz's methods that processes inside Phantom may call:
+// the policy table is no secret. Everything else — deciding calls,
+// answering or listing sheets, listing or revoking grants, ending
+// connections — is the human's or the daemons', and the guard refuses it
+// to them.
+var insideOpen = []string{authzv1.AuthzService_ListPolicy_FullMethodName}
 
-// Identify returns the peercred identify function: it finds which tab, if
-// any, a connecting process runs in, from the tab-state files in tabStates.
-func Identify(fs procfs.FS, tabStates string) func(peercred.Creds) any {
-	return func(c peercred.Creds) any {
-		p := placement{pid: c.PID, uid: c.UID}
-		if c.PID <= 0 {
-			return p
-		}
-		st, in, err := tabident.Find(fs, tabStates, c.PID)
-		p.err = err
-		if in {
-			p.tabID = st.TabID
-		}
-		return p
-	}
+// insideRefusals word the refusals a process inside Phantom gets.
+var insideRefusals = map[string]string{
+	authzv1.AuthzService_AnswerSheet_FullMethodName: "answering permission sheets is refused inside Phantom, where an agent could answer for itself; " +
+		"answer from a terminal outside Phantom (phantom attach, phantom sheet)",
+	authzv1.AuthzService_RevokeGrant_FullMethodName: "revoking grants is the human's: use phantom grants from a terminal outside Phantom",
+	authzv1.AuthzService_Authorize_FullMethodName:   "Authorize is for Phantom's daemons; an agent's tool calls are checked for it",
 }
 
 // HumanGate decides who may answer a sheet: only a process of our user
-// outside every Phantom tab, as Identify placed it. Anything it cannot
-// establish is refused.
+// outside Phantom, as the guard placed it. Anything it cannot establish is
+// refused.
 func HumanGate(allowTCP bool) func(context.Context) error {
 	return func(ctx context.Context) error {
-		id, unix := peercred.IdentityFromContext(ctx)
+		creds, unix := peercred.FromContext(ctx)
 		if !unix {
 			if allowTCP {
 				return nil
@@ -56,19 +45,15 @@ func HumanGate(allowTCP bool) func(context.Context) error {
 			return fmt.Errorf("answers over TCP are refused, since a TCP peer cannot be told apart from an agent "+
 				"(answer over authz's Unix socket, or set %s=1 on authz): %w", TCPAnswersEnv, errdefs.ErrPermissionDenied)
 		}
-		p, ok := id.(placement)
+		c, ok := guard.CallerFrom(ctx)
 		switch {
 		case !ok:
-			return fmt.Errorf("answer refused: the caller could not be identified: %w", errdefs.ErrPermissionDenied)
-		case p.pid <= 0:
-			return fmt.Errorf("answer refused: the caller runs in another pid namespace: %w", errdefs.ErrPermissionDenied)
-		case p.uid != os.Getuid():
-			return fmt.Errorf("answer refused: the caller runs as uid %d, not %d: %w", p.uid, os.Getuid(), errdefs.ErrPermissionDenied)
-		case p.err != nil:
-			return fmt.Errorf("answer refused: cannot tell whether process %d runs inside a Phantom tab: %v: %w", p.pid, p.err, errdefs.ErrPermissionDenied)
-		case p.tabID != "":
-			return fmt.Errorf("answer refused: process %d runs inside a Phantom tab (%s), where an agent could answer for itself; "+
-				"answer from a terminal outside Phantom (phantom sheet): %w", p.pid, p.tabID, errdefs.ErrPermissionDenied)
+			return fmt.Errorf("answer refused: the caller could not be placed: %w", errdefs.ErrPermissionDenied)
+		case creds.UID != os.Getuid():
+			return fmt.Errorf("answer refused: the caller runs as uid %d, not %d: %w", creds.UID, os.Getuid(), errdefs.ErrPermissionDenied)
+		case c.Inside:
+			return fmt.Errorf("answer refused: process %d runs inside Phantom, where an agent could answer for itself; "+
+				"answer from a terminal outside Phantom (phantom sheet): %w", c.PID, errdefs.ErrPermissionDenied)
 		}
 		return nil
 	}

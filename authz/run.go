@@ -8,15 +8,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/phantom-dev/phantom/authz/grants"
 	"github.com/phantom-dev/phantom/authz/policy"
 	"github.com/phantom-dev/phantom/authz/sheets"
 	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
-	"github.com/phantom-dev/phantom/internal/peercred"
-	"github.com/phantom-dev/phantom/internal/procfs"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
@@ -68,7 +66,19 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		MayAnswer: HumanGate(os.Getenv(TCPAnswersEnv) == "1"),
 		Logger:    logger,
 	})
-	srv, err := daemon.New("authz", logger, grpc.Creds(peercred.TransportCredentials(Identify(procfs.Default, layout.TabStateDir()))))
+	where, err := guard.NewTabs(layout.DaemonAddr("terminald"))
+	if err != nil {
+		return err
+	}
+	defer where.Close()
+	g := guard.New(authzv1.File_phantom_authz_v1_authz_proto, guard.Options{
+		Locate: lineage.Instance(layout).Locate,
+		TabOf:  where.TabOf,
+		Open:   insideOpen,
+		Refuse: insideRefusals,
+	})
+	defer g.Close()
+	srv, err := daemon.New("authz", logger, g.ServerOptions()...)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/phantom-dev/phantom/authz/policy"
 	"github.com/phantom-dev/phantom/authz/sheets"
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/procfs"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 )
 
@@ -27,6 +28,7 @@ type Service struct {
 	grants    *grants.Store
 	sheets    *sheets.Queue
 	mayAnswer func(context.Context) error
+	alive     func(conn string) bool
 	logger    *slog.Logger
 	done      chan struct{} // closed by Close: ends the watch streams
 }
@@ -51,7 +53,7 @@ func NewService(o Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
-		logger: o.Logger, done: make(chan struct{})}
+		alive: connectionAlive(procfs.Default), logger: o.Logger, done: make(chan struct{})}
 }
 
 // Close refuses the waiting sheets and ends the watch streams (shutdown).
@@ -81,6 +83,7 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		resp.Allowed = true
 		return resp, nil
 	}
+	s.grants.Prune(s.alive)
 	g, ok, err := s.grants.Find(grantKey(c.Client, c.ConnectionID, need))
 	if err != nil {
 		s.logger.ErrorContext(ctx, "refused: grants file unusable", "tool", need.Tool, "err", err)
@@ -202,6 +205,7 @@ func (s *Service) ListGrants(context.Context, *authzv1.ListGrantsRequest) (*auth
 	if err := s.grants.Err(); err != nil {
 		return nil, err
 	}
+	s.grants.Prune(s.alive)
 	resp := &authzv1.ListGrantsResponse{}
 	for _, g := range s.grants.List() {
 		resp.Grants = append(resp.Grants, grantToProto(g))
@@ -209,8 +213,8 @@ func (s *Service) ListGrants(context.Context, *authzv1.ListGrantsRequest) (*auth
 	return resp, nil
 }
 
-// RevokeGrant revokes a grant. Revoking only narrows what agents may do, so
-// it is not restricted to callers outside tabs.
+// RevokeGrant revokes a grant. It is the human's act (Settings › MCP): the
+// guard refuses it to processes inside Phantom.
 func (s *Service) RevokeGrant(_ context.Context, req *authzv1.RevokeGrantRequest) (*authzv1.RevokeGrantResponse, error) {
 	return &authzv1.RevokeGrantResponse{}, s.grants.Revoke(req.GetGrantId())
 }

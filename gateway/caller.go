@@ -23,12 +23,12 @@ const (
 func (c *conn) fillCaller(ctx context.Context, msg protoreflect.ProtoMessage) error {
 	fields := msg.ProtoReflect().Descriptor().Fields()
 	tabF, dirF := fields.ByName(callerTabField), fields.ByName(callerDirField)
-	if (tabF == nil && dirF == nil) || c.peer.tab.TabID == "" {
+	if (tabF == nil && dirF == nil) || c.peer.tabID() == "" {
 		return nil
 	}
 	m := msg.ProtoReflect()
 	if tabF != nil {
-		m.Set(tabF, protoreflect.ValueOfString(c.peer.tab.TabID))
+		m.Set(tabF, protoreflect.ValueOfString(c.peer.tabID()))
 	}
 	if dirF == nil {
 		return nil
@@ -42,10 +42,10 @@ func (c *conn) fillCaller(ctx context.Context, msg protoreflect.ProtoMessage) er
 		return fmt.Errorf("find the caller's directory: terminald: %w", err)
 	}
 	for _, t := range list.GetTerminals() {
-		if t.GetId() == c.peer.tab.TabID {
+		if t.GetId() == c.peer.tabID() {
 			m.Set(dirF, protoreflect.ValueOfString(t.GetDirectory()))
 			return nil
 		}
 	}
-	return fmt.Errorf("the caller's tab %s is gone", c.peer.tab.TabID)
+	return fmt.Errorf("the caller's tab %s is gone", c.peer.tabID())
 }

@@ -8,14 +8,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/phantom-dev/phantom/internal/tabstate"
+	"github.com/phantom-dev/phantom/internal/guard"
 )
 
 // fakeCreds are injected peer credentials.
@@ -56,7 +55,8 @@ func TestVerifyCreds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := verifier{tabDir: t.TempDir(), uid: uid, creds: inject(&tt.creds)}
+			v := verifier{tabDir: t.TempDir(), uid: uid, creds: inject(&tt.creds),
+				locate: func(pid int) (guard.Caller, error) { return guard.Caller{PID: pid}, nil }}
 			_, r := v.verify(nil, h)
 			got := ""
 			if r != nil {
@@ -69,37 +69,42 @@ func TestVerifyCreds(t *testing.T) {
 	}
 }
 
-// TestReadTabState checks that only a genuine tab-state file is read.
-func TestReadTabState(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "tabs")
-	os.MkdirAll(dir, 0o700)
-	v := verifier{tabDir: dir, uid: os.Getuid()}
-	st := tabstate.State{Version: 1, TabID: "t1", Session: 10, LeaderPID: 10, LeaderStart: 5, TTYNr: 34816}
-	good := tabstate.Path(dir, "t1")
-	if err := tabstate.Write(good, st); err != nil {
-		t.Fatal(err)
+// TestCheckClaim checks the tab a hello claims against the tab the kernel
+// places the process in: a missing claim is filled in, a wrong one is
+// refused, and the claimed file is never trusted.
+func TestCheckClaim(t *testing.T) {
+	dir := "/run/ph/tabs"
+	v := verifier{tabDir: dir}
+	inT1 := guard.Caller{Inside: true, PID: 7, TabID: "t1"}
+	leftTab := guard.Caller{Inside: true, PID: 7}
+	outside := guard.Caller{PID: 7}
+	tests := []struct {
+		name  string
+		claim string
+		c     guard.Caller
+		want  string
+	}{
+		{"no claim, in a tab: filled in", "", inT1, ""},
+		{"no claim, outside", "", outside, ""},
+		{"right tab", dir + "/t1.json", inT1, ""},
+		{"another tab", dir + "/t2.json", inT1, RefuseNotInTab},
+		{"claims a tab, runs outside", dir + "/t1.json", outside, RefuseNotInTab},
+		{"claims a tab, left it", dir + "/t1.json", leftTab, RefuseNotInTab},
+		{"outside the directory", "/tmp/t1.json", inT1, RefuseTabState},
+		{"dot-dot", dir + "/../tabs/t1.json", inT1, RefuseTabState},
+		{"not a tab-state name", dir + "/t1.txt", inT1, RefuseTabState},
+		{"hidden file", dir + "/.t1.json", inT1, RefuseTabState},
 	}
-	if got, r := v.readTabState(good); r != nil || got.TabID != "t1" {
-		t.Fatalf("genuine file: %v %v", got, r)
-	}
-	outside := filepath.Join(t.TempDir(), "t1.json")
-	tabstate.Write(outside, st)
-	link := tabstate.Path(dir, "t2")
-	os.Symlink(good, link)
-	wide := tabstate.Path(dir, "t3")
-	tabstate.Write(wide, tabstate.State{Version: 1, TabID: "t3", Session: 1, LeaderPID: 1})
-	os.Chmod(wide, 0o644)
-	misnamed := tabstate.Path(dir, "t4")
-	tabstate.Write(misnamed, st) // says t1
-	garbage := tabstate.Path(dir, "t5")
-	os.WriteFile(garbage, []byte("{nope"), 0o600)
-	for name, p := range map[string]string{
-		"outside the directory": outside, "symlink": link, "mode 0644": wide, "names another tab": misnamed,
-		"unparsable": garbage, "missing": tabstate.Path(dir, "t9"), "dot-dot": dir + "/../tabs/t1.json",
-	} {
-		if _, r := v.readTabState(p); r == nil || r.Code != RefuseTabState {
-			t.Errorf("%s (%s): %v, want %s", name, p, r, RefuseTabState)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if r := v.checkClaim(tt.claim, tt.c); r != nil {
+				got = r.Code
+			}
+			if got != tt.want {
+				t.Errorf("checkClaim(%q) = %q, want %q", tt.claim, got, tt.want)
+			}
+		})
 	}
 }
 

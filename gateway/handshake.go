@@ -6,18 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/peercred"
-	"github.com/phantom-dev/phantom/internal/procfs"
-	"github.com/phantom-dev/phantom/internal/tabident"
-	"github.com/phantom-dev/phantom/internal/tabstate"
 )
 
 // HelloVersion is the only hello version this gateway speaks.
@@ -28,10 +24,6 @@ const MaxHello = 64 << 10
 
 // maxClientName bounds the client name (authz keys grants by it).
 const maxClientName = 128
-
-// maxTabStateFile bounds a tab-state file; terminald's are a few hundred
-// bytes.
-const maxTabStateFile = 64 << 10
 
 // Hello is the first line a client sends:
 //
@@ -46,7 +38,9 @@ type Hello struct {
 	// Client names the agent (e.g. "claude"); grants are keyed by it.
 	Client string `json:"client"`
 	// TabState is the path of the caller's tab-state file
-	// ($PHANTOM_TAB_STATE), empty outside any tab.
+	// ($PHANTOM_TAB_STATE), empty when the bridge does not know it. It is a
+	// hint: the tab comes from the process tree, and a claim that
+	// disagrees with it is refused.
 	TabState string `json:"tab_state"`
 }
 
@@ -170,9 +164,13 @@ func checkClientName(name string) error {
 // peer is what the handshake learnt about a verified client.
 type peer struct {
 	hello Hello
-	// tab is the verified tab-state, zero outside any tab.
-	tab tabstate.State
+	// caller is where the process runs, from the kernel: outside Phantom,
+	// in a tab, or inside but in no tab.
+	caller guard.Caller
 }
+
+// tabID is the peer's tab, "" when it runs in none.
+func (p peer) tabID() string { return p.caller.TabID }
 
 // credsReader reads a connection's peer credentials; tests inject one.
 type credsReader func(syscall.Conn) (peerCreds, error)
@@ -199,18 +197,22 @@ func readPeerCreds(conn syscall.Conn) (peerCreds, error) {
 	return &realCreds{c}, nil
 }
 
-// verifier checks hellos against the socket and the tab-state files.
+// locator places a process: outside Phantom, or inside and in which tab
+// (guard.Locate over the instance's process tree and terminald).
+type locator func(pid int) (guard.Caller, error)
+
+// verifier checks hellos against the socket and the process tree.
 type verifier struct {
 	tabDir string
 	uid    int
-	fs     procfs.FS
 	creds  credsReader
+	locate locator
 }
 
 // verify checks h against conn's peer: same pid, visible pid namespace,
-// same uid, a genuine tab-state file the peer really runs in, and — after
-// /proc was read — the peer still alive through its pidfd, so a reused pid
-// cannot pass.
+// same uid; places the peer in the process tree, checks the tab the hello
+// claims (if any) is that one, and — after /proc was read — that the peer
+// still runs, through its pidfd, so a reused pid cannot pass.
 func (v *verifier) verify(conn syscall.Conn, h Hello) (peer, *Refusal) {
 	creds, err := v.creds(conn)
 	if err != nil {
@@ -226,60 +228,50 @@ func (v *verifier) verify(conn syscall.Conn, h Hello) (peer, *Refusal) {
 	case pid != h.PID:
 		return peer{}, refuse(RefusePID, "the hello says pid %d but the socket's peer is pid %d", h.PID, pid)
 	}
-	p := peer{hello: h}
-	if h.TabState != "" {
-		st, r := v.readTabState(h.TabState)
-		if r != nil {
-			return peer{}, r
-		}
-		if err := tabident.Verify(v.fs, st, pid); err != nil {
-			return peer{}, refuse(RefuseNotInTab, "process %d does not run in tab %s: %v", pid, st.TabID, err)
-		}
-		p.tab = st
+	c, err := v.locate(pid)
+	if err != nil {
+		return peer{}, refuse(RefusePeerUnreadable, "cannot tell where process %d runs: %v", pid, err)
+	}
+	if r := v.checkClaim(h.TabState, c); r != nil {
+		return peer{}, r
 	}
 	if err := creds.Alive(); err != nil {
 		return peer{}, refuse(RefusePeerGone, "the peer process %d is gone: %v", pid, err)
 	}
-	return p, nil
+	return peer{hello: h, caller: c}, nil
 }
 
-// readTabState opens a claimed tab-state file and accepts it only if
-// terminald wrote it: directly inside the tab-state directory, a regular
-// file (a symlink is not followed), mode 0600, owned by us, named after the
-// tab it describes. The checks are made on the open file, so the file
-// cannot be swapped between check and read.
-func (v *verifier) readTabState(path string) (tabstate.State, *Refusal) {
-	if filepath.Clean(path) != path || filepath.Dir(path) != v.tabDir {
-		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s is not a file of Phantom's tab-state directory %s", path, v.tabDir)
+// checkClaim compares the tab a hello claims (the tab-state path the
+// bridge found in its environment) with the tab the process runs in. An
+// empty claim is filled in from the process: clients such as Codex and the
+// TypeScript SDK strip the environment of the servers they start.
+func (v *verifier) checkClaim(tabState string, c guard.Caller) *Refusal {
+	if tabState == "" {
+		return nil
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return tabstate.State{}, refuse(RefuseTabState, "open tab_state %s: %v (the tab may have closed)", path, err)
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return tabstate.State{}, refuse(RefuseTabState, "stat tab_state %s: %v", path, err)
+	claimed, ok := v.claimedTab(tabState)
+	if !ok {
+		return refuse(RefuseTabState, "tab_state %s is not a file of Phantom's tab-state directory %s", tabState, v.tabDir)
 	}
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s is not a regular file", path)
-	case int(st.Uid) != v.uid:
-		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s is owned by uid %d, not %d", path, st.Uid, v.uid)
-	case st.Mode&0o7777 != 0o600:
-		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s has mode %o, want 600", path, st.Mode&0o7777)
+	case !c.Inside:
+		return refuse(RefuseNotInTab, "the hello claims tab %s, but process %d does not run inside Phantom", claimed, c.PID)
+	case c.TabID != claimed:
+		where := "in no tab (it left its tab's process tree)"
+		if c.TabID != "" {
+			where = "in tab " + c.TabID
+		}
+		return refuse(RefuseNotInTab, "the hello claims tab %s, but process %d runs %s", claimed, c.PID, where)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTabStateFile+1))
-	if err != nil || len(b) > maxTabStateFile {
-		return tabstate.State{}, refuse(RefuseTabState, "read tab_state %s: too large or unreadable (%v)", path, err)
+	return nil
+}
+
+// claimedTab reads the tab id out of a tab-state path: <dir>/<id>.json.
+// The file itself is not read: it proves nothing.
+func (v *verifier) claimedTab(path string) (string, bool) {
+	if filepath.Clean(path) != path || filepath.Dir(path) != v.tabDir {
+		return "", false
 	}
-	s, err := tabstate.Parse(path, b)
-	if err != nil {
-		return tabstate.State{}, refuse(RefuseTabState, "%v", err)
-	}
-	if tabstate.Path(v.tabDir, s.TabID) != path {
-		return tabstate.State{}, refuse(RefuseTabState, "tab_state %s describes tab %s", path, s.TabID)
-	}
-	return s, nil
+	id, ok := strings.CutSuffix(filepath.Base(path), ".json")
+	return id, ok && id != "" && !strings.HasPrefix(id, ".")
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/phantom-dev/phantom/internal/guard"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
@@ -113,7 +114,7 @@ func (s *Server) decodeArgs(t *tool, args json.RawMessage) (protoreflect.ProtoMe
 
 // run asks authz, then calls the daemon.
 func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) *toolResult {
-	if t.opt.GetNeedsTab() && c.peer.tab.TabID == "" {
+	if t.opt.GetNeedsTab() && c.peer.tabID() == "" {
 		return toolError("%s acts on the window of the calling agent's tab, and this agent does not run inside a Phantom tab; start it from a Phantom tab", t.name)
 	}
 	if err := c.fillCaller(ctx, msg); err != nil {
@@ -127,7 +128,9 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) 
 		return toolError("%s: %v", t.name, err)
 	}
 	out := t.output.New().Interface()
-	if err := b.cc.Invoke(ctx, t.method, msg, out); err != nil {
+	// The daemon learns the call is an agent's: what an agent changes (a
+	// tab's group, its name) is marked as the agent's, never the human's.
+	if err := b.cc.Invoke(guard.ForAgent(ctx, c.peer.tabID()), t.method, msg, out); err != nil {
 		return callError(t, b, err)
 	}
 	j, err := resultsEncoder.Marshal(out)
@@ -154,10 +157,11 @@ func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMes
 	}
 	req := &authzv1.AuthorizeRequest{
 		Caller: &authzv1.Caller{
-			Client:       c.peer.hello.Client,
-			ConnectionId: c.id,
-			TabId:        c.peer.tab.TabID,
-			Pid:          int32(c.peer.hello.PID),
+			Client:           c.peer.hello.Client,
+			ConnectionId:     c.id,
+			TabId:            c.peer.tabID(),
+			Pid:              int32(c.peer.hello.PID),
+			InsideWithoutTab: c.peer.caller.Inside && c.peer.tabID() == "",
 		},
 		Tool:          t.name,
 		ArgumentsJson: string(args),

@@ -55,7 +55,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, br *bufio.Reader, p
 	c := &conn{s: s, nc: nc, br: br, id: s.newConnID(), peer: p, slots: make(chan struct{}, maxInFlight), inflight: map[string]*inflightCall{}}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
-	c.logger = s.logger.With("conn", c.id, "client", p.hello.Client, "pid", p.hello.PID, "tab", p.tab.TabID)
+	c.logger = s.logger.With("conn", c.id, "client", p.hello.Client, "pid", p.hello.PID, "tab", p.tabID())
 	nc.SetDeadline(time.Time{})
 	if !s.register(c) {
 		return
@@ -66,8 +66,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, br *bufio.Reader, p
 	}
 	c.logger.Info("connected")
 	var stateDone chan struct{}
-	if p.tab.TabID != "" {
-		c.state = newAgentState(p.tab.TabID, p.hello.Client, s.setAgentState)
+	if p.tabID() != "" {
+		c.state = newAgentState(p.tabID(), p.hello.Client, s.setAgentState)
 		stateDone = make(chan struct{})
 		go func() { defer close(stateDone); c.state.run(c.ctx) }()
 	}
@@ -218,7 +218,7 @@ func (s *Server) register(c *conn) bool {
 		return false
 	}
 	s.conns[c] = struct{}{}
-	if t := c.peer.tab.TabID; t != "" {
+	if t := c.peer.tabID(); t != "" {
 		s.tabConns[t]++
 	}
 	return true
@@ -230,7 +230,7 @@ func (s *Server) register(c *conn) bool {
 func (s *Server) unregister(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
-	tab := c.peer.tab.TabID
+	tab := c.peer.tabID()
 	last := false
 	if tab != "" {
 		s.tabConns[tab]--

@@ -9,15 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"buf.build/go/protovalidate"
-
-	"github.com/phantom-dev/phantom/internal/procfs"
 )
 
 // handshakeTimeout bounds how long a client may take to send its hello.
@@ -37,6 +34,9 @@ type Options struct {
 	Logger *slog.Logger
 	// creds reads peer credentials; nil means the kernel's (tests inject).
 	creds credsReader
+	// locate places a peer in the process tree; nil means the instance's
+	// (tests inject).
+	locate locator
 }
 
 // Server is the MCP gateway: it accepts connections on the MCP socket,
@@ -81,12 +81,13 @@ func NewServer(opts Options) (*Server, error) {
 	if creds == nil {
 		creds = readPeerCreds
 	}
+	bs := newBackends(opts.Addr, logger)
 	return &Server{
 		opts:      opts,
 		logger:    logger,
 		tools:     tools,
-		backends:  newBackends(opts.Addr, logger),
-		verifier:  verifier{tabDir: opts.TabStateDir, uid: os.Getuid(), fs: procfs.Default, creds: creds},
+		backends:  bs,
+		verifier:  newVerifier(opts, creds, bs),
 		validator: validator,
 		conns:     map[*conn]struct{}{},
 		tabConns:  map[string]int{},

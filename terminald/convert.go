@@ -26,6 +26,9 @@ func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 		ExitCode:    int32(t.ExitCode),
 		Cols:        int32(t.Cols),
 		Rows:        int32(t.Rows),
+
+		GroupSetByAgent: t.GroupSetByAgent,
+		NameSetByAgent:  t.NameSetByAgent,
 	}
 	if t.ForegroundPID > 0 {
 		out.ForegroundProcess = &terminalv1.Process{Name: t.ForegroundName, Pid: int32(t.ForegroundPID)}

@@ -8,6 +8,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/reaper"
@@ -55,9 +56,13 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 // calls from inside tabs to authz, and the watcher that brings authz's
 // permission sheets to attach. Call stop after the server has stopped.
 func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger) (srv *daemon.Server, stop func(), err error) {
-	g := guard.New(layout, terminalv1.File_phantom_terminal_v1_terminal_proto, guard.Options{
+	svc := NewService(ws)
+	g := guard.New(terminalv1.File_phantom_terminal_v1_terminal_proto, guard.Options{
+		Locate:    svc.locate,
+		TabOf:     func(_ context.Context, _ int, p lineage.Place) (string, error) { return svc.TabOf(p), nil },
+		AuthzAddr: layout.DaemonAddr("authz"),
 		Refuse: map[string]string{
-			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside a Phantom tab: attach from a terminal outside Phantom",
+			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside Phantom: attach from a terminal outside Phantom",
 			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",
 		},
 		ClientName: func(tabID string) string {
@@ -73,7 +78,6 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := NewService(ws)
 	svc.SetSheets(sheets)
 	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
 	return srv, func() { sheets.stop(); g.Close() }, nil

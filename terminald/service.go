@@ -7,6 +7,7 @@ package terminald
 import (
 	"context"
 
+	"github.com/phantom-dev/phantom/internal/lineage"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
 	"github.com/phantom-dev/phantom/terminald/workspace"
@@ -22,10 +23,15 @@ type Service struct {
 	// sheets are the permission sheets waiting for the human, shown and
 	// answered in attach; nil when there is no authz to ask.
 	sheets attach.Sheets
+	// locate places a process in the process tree (lineage.Tree.Locate
+	// with terminald itself as the root).
+	locate func(pid int) (lineage.Place, error)
 }
 
-// NewService serves ws.
-func NewService(ws *workspace.Workspace) *Service { return &Service{ws: ws} }
+// NewService serves ws. It locates processes with itself as terminald.
+func NewService(ws *workspace.Workspace) *Service {
+	return &Service{ws: ws, locate: selfLocator()}
+}
 
 // ListTerminals lists every tab.
 func (s *Service) ListTerminals(context.Context, *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
@@ -33,11 +39,11 @@ func (s *Service) ListTerminals(context.Context, *terminalv1.ListTerminalsReques
 }
 
 // CreateTerminal opens a tab.
-func (s *Service) CreateTerminal(_ context.Context, r *terminalv1.CreateTerminalRequest) (*terminalv1.CreateTerminalResponse, error) {
+func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTerminalRequest) (*terminalv1.CreateTerminalResponse, error) {
 	t, err := s.ws.Create(workspace.CreateSpec{
 		Directory: r.GetDirectory(), Worktree: r.GetWorktree(), GroupID: r.GetGroupId(),
 		Agent: r.GetAgent(), Name: r.GetName(), WindowID: r.GetWindowId(), Command: r.GetCommand(),
-		Cols: int(r.GetCols()), Rows: int(r.GetRows()),
+		Cols: int(r.GetCols()), Rows: int(r.GetRows()), ByAgent: forAgent(ctx),
 	})
 	if err != nil {
 		return nil, err
@@ -77,8 +83,8 @@ func (s *Service) FocusTerminal(_ context.Context, r *terminalv1.FocusTerminalRe
 }
 
 // UpdateTerminal changes a tab's name, icon or colour.
-func (s *Service) UpdateTerminal(_ context.Context, r *terminalv1.UpdateTerminalRequest) (*terminalv1.UpdateTerminalResponse, error) {
-	t, err := s.ws.Update(r.GetTerminalId(), workspace.Update{Name: r.Name, Icon: r.Icon, Color: r.Color})
+func (s *Service) UpdateTerminal(ctx context.Context, r *terminalv1.UpdateTerminalRequest) (*terminalv1.UpdateTerminalResponse, error) {
+	t, err := s.ws.Update(r.GetTerminalId(), workspace.Update{Name: r.Name, Icon: r.Icon, Color: r.Color, ByAgent: forAgent(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +156,8 @@ func (s *Service) UpdateGroup(_ context.Context, r *terminalv1.UpdateGroupReques
 }
 
 // MoveToGroup moves a tab into or out of a group.
-func (s *Service) MoveToGroup(_ context.Context, r *terminalv1.MoveToGroupRequest) (*terminalv1.MoveToGroupResponse, error) {
-	t, err := s.ws.MoveToGroup(r.GetTerminalId(), r.GetGroupId())
+func (s *Service) MoveToGroup(ctx context.Context, r *terminalv1.MoveToGroupRequest) (*terminalv1.MoveToGroupResponse, error) {
+	t, err := s.ws.MoveToGroup(r.GetTerminalId(), r.GetGroupId(), forAgent(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -177,6 +177,15 @@ func (s *Store) EndConnection(conn string) {
 	s.once = slices.DeleteFunc(s.once, func(g Grant) bool { return g.ConnectionID == conn })
 }
 
+// Prune drops the once grants whose connection alive says has ended: a
+// process that called a daemon directly and has exited. Its pid, reused
+// later, names another connection and gets none of them.
+func (s *Store) Prune(alive func(conn string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.once = slices.DeleteFunc(s.once, func(g Grant) bool { return !alive(g.ConnectionID) })
+}
+
 // List returns every grant: always grants first, then once grants.
 func (s *Store) List() []Grant {
 	s.mu.Lock()

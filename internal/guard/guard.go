@@ -1,23 +1,28 @@
-// Package guard closes the back door around the gateway: a process inside a
-// Phantom tab that calls a daemon itself — `phantom read OTHER_TAB`, or
-// grpcurl on a daemon's socket — is treated as that tab's agent, and each of
-// its calls that is an MCP tool is put to authz exactly as the gateway
-// would. Which calls need which capability is authz's policy, not the
-// daemon's: the guard only asks.
+// Package guard is the one gate in front of every daemon's gRPC methods.
+// Who calls is decided once per connection from the kernel: the socket
+// peer's credentials, and where that process sits in the process tree
+// (internal/lineage) — never from files or variables the caller could have
+// written.
 //
-// Callers outside every tab are the human's own terminal and Phantom's
-// daemons; they pass. Some methods (attaching as the human, reporting agent
-// state) are refused to callers inside tabs outright.
+//   - A process outside Phantom is the human's own terminal or one of
+//     Phantom's daemons: it passes. A daemon that acts for an agent (the
+//     gateway) says so in the call's metadata (ForAgent), which the guard
+//     honours only from callers outside Phantom.
+//   - A process inside Phantom — in a tab, or one that double-forked out of
+//     its tab's tree — gets exactly what its MCP tools would give it: only
+//     methods that are tools, never the fields hidden from agents, and each
+//     call put to authz exactly as the gateway would put it. Every other
+//     method (closing or resizing tabs, attaching, the watch streams,
+//     reporting agent state, …) is the human's or the daemons', and is
+//     refused.
 //
-// Processes of one user can always reach each other (ptrace, /proc), so this
-// is a fence against agents wandering through the obvious doors, not a wall
-// against a determined same-uid attacker.
+// Calls that cannot be placed fail closed.
 package guard
 
 import (
 	"context"
 	"fmt"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,10 +35,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/phantom-dev/phantom/internal/daemon"
-	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/peercred"
-	"github.com/phantom-dev/phantom/internal/procfs"
-	"github.com/phantom-dev/phantom/internal/tabident"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 )
@@ -41,9 +44,8 @@ import (
 // Guard is one daemon's gate. Create it with New, pass ServerOptions to
 // daemon.New, and Close it after the server stopped.
 type Guard struct {
-	layout paths.Layout
-	opts   Options
-	tools  map[string]string // full method name → MCP tool name
+	opts  Options
+	tools map[string]*mcpv1.Tool // full method name → its MCP tool
 
 	once  sync.Once
 	cc    *grpc.ClientConn
@@ -51,16 +53,20 @@ type Guard struct {
 	err   error
 }
 
-// peer is what the guard learns of a connection once, at its handshake.
-type peer struct {
-	pid   int
-	tabID string // "" outside every tab
-}
-
-// Options says what a daemon's guard must know besides its tools.
+// Options say how a daemon's guard places callers and reaches authz.
 type Options struct {
-	// Refuse maps full method names that callers inside tabs may never
-	// use to the reason they are told.
+	// Locate places a process in the instance's process tree.
+	Locate func(pid int) (lineage.Place, error)
+	// TabOf names the tab of a process placed inside Phantom; "" when it
+	// left its tab's tree.
+	TabOf func(ctx context.Context, pid int, p lineage.Place) (string, error)
+	// AuthzAddr is where authz listens.
+	AuthzAddr string
+	// Open lists full method names, besides the tools, that callers inside
+	// Phantom may use (they reveal or change nothing of the human's).
+	Open []string
+	// Refuse gives the reason told to callers inside Phantom for methods
+	// that are not tools; a method not listed gets a generic reason.
 	Refuse map[string]string
 	// ClientName names the agent of a tab, as authz's grants know it;
 	// "shell" when nil or when it returns "".
@@ -69,12 +75,12 @@ type Options struct {
 
 // New makes the guard of a daemon whose tools are the methods of fd
 // carrying the MCP tool option.
-func New(layout paths.Layout, fd protoreflect.FileDescriptor, opts Options) *Guard {
-	return &Guard{layout: layout, opts: opts, tools: toolMethods(fd)}
+func New(fd protoreflect.FileDescriptor, opts Options) *Guard {
+	return &Guard{opts: opts, tools: toolMethods(fd)}
 }
 
-// ServerOptions are the gRPC options that install the guard: peer identity
-// once per connection, and the check on every call.
+// ServerOptions are the gRPC options that install the guard: the caller
+// placed once per connection, and the check on every call.
 func (g *Guard) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.Creds(peercred.TransportCredentials(g.identify)),
@@ -83,82 +89,111 @@ func (g *Guard) ServerOptions() []grpc.ServerOption {
 	}
 }
 
-// toolMethods maps each method carrying the MCP tool option to its tool.
-func toolMethods(fd protoreflect.FileDescriptor) map[string]string {
-	out := map[string]string{}
+// toolMethods maps each method carrying the MCP tool option to it.
+func toolMethods(fd protoreflect.FileDescriptor) map[string]*mcpv1.Tool {
+	out := map[string]*mcpv1.Tool{}
 	svcs := fd.Services()
 	for i := range svcs.Len() {
 		ms := svcs.Get(i).Methods()
 		for j := range ms.Len() {
 			m := ms.Get(j)
 			if t, ok := proto.GetExtension(m.Options(), mcpv1.E_Tool).(*mcpv1.Tool); ok && t.GetName() != "" {
-				out[fmt.Sprintf("/%s/%s", svcs.Get(i).FullName(), m.Name())] = t.GetName()
+				out[fmt.Sprintf("/%s/%s", svcs.Get(i).FullName(), m.Name())] = t
 			}
 		}
 	}
 	return out
 }
 
-// identify runs once per connection (peercred.TransportCredentials).
+// identify places a connecting process once, while its pidfd is open
+// (peercred checks the process is still alive afterwards).
 func (g *Guard) identify(c peercred.Creds) any {
-	p := peer{pid: c.PID}
-	if g.isDaemon(c.PID) {
-		return p
-	}
-	if st, ok, err := tabident.Find(procfs.Default, g.layout.TabStateDir(), c.PID); err == nil && ok {
-		p.tabID = st.TabID
-	}
-	return p
-}
-
-// isDaemon reports whether pid is one of Phantom's own daemons, as recorded
-// by `phantom up`. A daemon started from a tab descends from it for as long
-// as `phantom up` runs, yet it is not that tab's agent.
-func (g *Guard) isDaemon(pid int) bool {
-	for _, name := range paths.Daemons {
-		b, err := os.ReadFile(g.layout.PIDFile(name))
-		if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
-			return true
-		}
-	}
-	return pid == os.Getpid()
-}
-
-func callerOf(ctx context.Context) peer {
-	id, _ := peercred.IdentityFromContext(ctx)
-	p, _ := id.(peer)
-	return p
+	return Place(context.Background(), c, g.opts.Locate, g.opts.TabOf)
 }
 
 func (g *Guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := g.check(ctx, info.FullMethod, req); err != nil {
+	ctx, err := g.check(ctx, info.FullMethod, req)
+	if err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
 func (g *Guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if err := g.check(ss.Context(), info.FullMethod, nil); err != nil {
+	ctx, err := g.check(ss.Context(), info.FullMethod, nil)
+	if err != nil {
 		return err
 	}
-	return h(srv, ss)
+	return h(srv, &contextStream{ServerStream: ss, ctx: ctx})
 }
 
-// check lets a call through, or says why not.
-func (g *Guard) check(ctx context.Context, method string, req any) error {
-	c := callerOf(ctx)
-	if c.tabID == "" {
-		return nil
+// contextStream is a server stream with the guard's caller in its context.
+type contextStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *contextStream) Context() context.Context { return s.ctx }
+
+// alwaysOpen are services any caller may use: health and reflection tell
+// nothing an agent could not learn from the protos.
+var alwaysOpen = []string{"/grpc.health.v1.Health/", "/grpc.reflection."}
+
+// check lets a call through with its caller in the context, or says why
+// not.
+func (g *Guard) check(ctx context.Context, method string, req any) (context.Context, error) {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return ctx, status.Errorf(codes.PermissionDenied, "%s refused: %v", shortMethod(method), err)
 	}
-	if why, ok := g.opts.Refuse[method]; ok {
-		return status.Errorf(codes.PermissionDenied, "%s (the caller runs in Phantom tab %s)", why, c.tabID)
+	ctx = withCaller(ctx, c)
+	if !c.Inside {
+		return ctx, nil
+	}
+	for _, p := range alwaysOpen {
+		if strings.HasPrefix(method, p) {
+			return ctx, nil
+		}
+	}
+	if slices.Contains(g.opts.Open, method) {
+		return ctx, nil
 	}
 	tool, ok := g.tools[method]
 	if !ok {
-		return nil
+		why, ok := g.opts.Refuse[method]
+		if !ok {
+			why = shortMethod(method) + " is for the human and Phantom's daemons, not for processes inside Phantom"
+		}
+		return ctx, status.Errorf(codes.PermissionDenied, "%s (the caller, process %d, runs %s)", why, c.PID, c.where())
 	}
+	m, _ := req.(proto.Message)
+	if f := setHiddenField(m, tool); f != "" {
+		return ctx, status.Errorf(codes.PermissionDenied, "%s: field %s is for the human's CLI only; processes inside Phantom may not set it (process %d runs %s)",
+			tool.GetName(), f, c.PID, c.where())
+	}
+	return ctx, g.authorize(ctx, c, tool.GetName(), m)
+}
+
+// setHiddenField returns the first field hidden from agents that m sets.
+func setHiddenField(m proto.Message, tool *mcpv1.Tool) string {
+	if m == nil {
+		return ""
+	}
+	r := m.ProtoReflect()
+	for _, name := range tool.GetHiddenFields() {
+		if f := r.Descriptor().Fields().ByName(protoreflect.Name(name)); f != nil && r.Has(f) {
+			return name
+		}
+	}
+	return ""
+}
+
+// authorize puts a call from inside Phantom to authz as that process's
+// own: its connection is the process (pid and start time), so a "once"
+// answer dies with it.
+func (g *Guard) authorize(ctx context.Context, c Caller, tool string, m proto.Message) error {
 	args := "{}"
-	if m, ok := req.(proto.Message); ok {
+	if m != nil {
 		b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		if err != nil {
 			return status.Errorf(codes.Internal, "encode %s arguments: %v", tool, err)
@@ -167,16 +202,23 @@ func (g *Guard) check(ctx context.Context, method string, req any) error {
 	}
 	az, err := g.client()
 	if err != nil {
-		return status.Errorf(codes.Unavailable, "calls from inside Phantom tab %s need authz, which is unreachable: %v", c.tabID, err)
+		return status.Errorf(codes.Unavailable, "calls from inside Phantom need authz, which is unreachable: %v", err)
 	}
 	client := "shell"
-	if g.opts.ClientName != nil {
-		if name := g.opts.ClientName(c.tabID); name != "" {
+	if g.opts.ClientName != nil && c.TabID != "" {
+		if name := g.opts.ClientName(c.TabID); name != "" {
 			client = name
 		}
 	}
 	resp, err := az.Authorize(ctx, &authzv1.AuthorizeRequest{
-		Caller:        &authzv1.Caller{Client: client, ConnectionId: "peer-" + strconv.Itoa(c.pid), TabId: c.tabID, Pid: int32(c.pid)},
+		Caller: &authzv1.Caller{
+			Client:           client,
+			ConnectionId:     ProcessConnection(c.PID, c.StartTime),
+			TabId:            c.TabID,
+			Pid:              int32(c.PID),
+			ProcessStartTime: c.StartTime,
+			InsideWithoutTab: c.TabID == "",
+		},
 		Tool:          tool,
 		ArgumentsJson: args,
 	})
@@ -185,21 +227,33 @@ func (g *Guard) check(ctx context.Context, method string, req any) error {
 		case codes.Canceled, codes.DeadlineExceeded:
 			// The caller gave up while the permission check (perhaps a
 			// sheet) was pending: say so, not that authz is down.
-			return status.Errorf(st.Code(), "%s from inside Phantom tab %s: gave up waiting for the permission check: %s", tool, c.tabID, st.Message())
+			return status.Errorf(st.Code(), "%s from inside Phantom (%s): gave up waiting for the permission check: %s", tool, c.where(), st.Message())
 		default:
-			return status.Errorf(codes.Unavailable, "calls from inside Phantom tab %s need authz: %s", c.tabID, st.Message())
+			return status.Errorf(codes.Unavailable, "calls from inside Phantom need authz: %s", st.Message())
 		}
 	}
 	if !resp.GetAllowed() {
-		return status.Errorf(codes.PermissionDenied, "%s from inside Phantom tab %s: %s", tool, c.tabID, resp.GetReason())
+		return status.Errorf(codes.PermissionDenied, "%s from inside Phantom (%s): %s", tool, c.where(), resp.GetReason())
 	}
 	return nil
+}
+
+// ProcessConnection is the connection id of a process that calls daemons
+// directly: its pid and start time, so that a reused pid is another
+// connection.
+func ProcessConnection(pid int, start uint64) string {
+	return "proc-" + strconv.Itoa(pid) + "-" + strconv.FormatUint(start, 10)
+}
+
+// shortMethod is "CloseTerminal" for "/phantom.terminal.v1.TerminalService/CloseTerminal".
+func shortMethod(full string) string {
+	return full[strings.LastIndexByte(full, '/')+1:]
 }
 
 // client dials authz on first use; gRPC reconnects by itself after that.
 func (g *Guard) client() (authzv1.AuthzServiceClient, error) {
 	g.once.Do(func() {
-		cc, err := daemon.Dial(g.layout.DaemonAddr("authz"))
+		cc, err := daemon.Dial(g.opts.AuthzAddr)
 		if err != nil {
 			g.err = err
 			return

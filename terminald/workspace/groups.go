@@ -107,8 +107,9 @@ func (w *Workspace) UpdateGroup(id string, name, color *string) (Group, error) {
 }
 
 // MoveToGroup puts a tab into a group of its window, or out of any group
-// when groupID is "".
-func (w *Workspace) MoveToGroup(tabID, groupID string) (Terminal, error) {
+// when groupID is "". byAgent records that an agent, not the human, moved
+// it.
+func (w *Workspace) MoveToGroup(tabID, groupID string, byAgent bool) (Terminal, error) {
 	w.mu.Lock()
 	e, err := w.tabLocked(tabID)
 	if err != nil {
@@ -127,6 +128,7 @@ func (w *Workspace) MoveToGroup(tabID, groupID string) (Terminal, error) {
 		}
 	}
 	e.groupID = groupID
+	e.groupByAgent = byAgent && groupID != ""
 	info := w.infoLocked(e)
 	w.mu.Unlock()
 	w.publish(Event{Kind: EventUpdated, Terminal: info})

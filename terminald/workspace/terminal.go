@@ -41,6 +41,9 @@ type Terminal struct {
 	Exited                     bool
 	ExitCode                   int
 	Cols, Rows                 int
+	// GroupSetByAgent and NameSetByAgent say an agent, not the human, set
+	// the tab's group or name.
+	GroupSetByAgent, NameSetByAgent bool
 }
 
 // equal reports whether a and b show the same.
@@ -72,6 +75,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		Worktree: worktree, AgentState: e.agentState, AgentClient: e.agentClient,
 		Color: e.color, Icon: e.icon, Exited: st.exited, ExitCode: st.exitCode,
 		Cols: st.cols, Rows: st.rows,
+		GroupSetByAgent: e.groupByAgent, NameSetByAgent: e.nameByAgent,
 	}
 }
 
@@ -198,6 +202,8 @@ func (w *Workspace) Focus(id string) (Terminal, error) {
 // Update is a change to a tab's looks; nil fields stay.
 type Update struct {
 	Name, Icon, Color *string
+	// ByAgent is true when an agent, not the human, makes the change.
+	ByAgent bool
 }
 
 // Update changes a tab's name, icon or colour.
@@ -218,6 +224,7 @@ func (w *Workspace) Update(id string, u Update) (Terminal, error) {
 	}
 	if u.Name != nil {
 		e.name = *u.Name
+		e.nameByAgent = u.ByAgent && *u.Name != ""
 	}
 	if u.Icon != nil {
 		e.icon = *u.Icon

@@ -100,6 +100,10 @@ type tabEntry struct {
 	agentState        AgentState
 	agentClient       string
 	last              Terminal // what watchers last saw
+	// groupByAgent and nameByAgent are true when an agent, not the
+	// human, set the tab's group or name: such a group never widens a
+	// grant's reach, and such a name is marked on permission sheets.
+	groupByAgent, nameByAgent bool
 }
 
 type groupEntry struct {
@@ -161,6 +165,9 @@ type CreateSpec struct {
 	Name       string
 	WindowID   string
 	Command    []string // the human CLI only: run this instead of the shell
+	// ByAgent is true when an agent asked for the tab (through the
+	// gateway or from inside Phantom): its group and name are the agent's.
+	ByAgent bool
 	Cols, Rows int
 }
 
@@ -235,7 +242,8 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 		return Terminal{}, err
 	}
 
-	e := &tabEntry{tab: t, name: spec.Name, groupID: spec.GroupID, windowID: win.id, worktree: spec.Worktree}
+	e := &tabEntry{tab: t, name: spec.Name, groupID: spec.GroupID, windowID: win.id, worktree: spec.Worktree,
+		groupByAgent: spec.ByAgent && spec.GroupID != "", nameByAgent: spec.ByAgent && spec.Name != ""}
 	w.mu.Lock()
 	w.tabs[id] = e
 	win.tabs = append(win.tabs, id)

@@ -1,0 +1,68 @@
+package terminald
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/internal/lineage"
+	"github.com/phantom-dev/phantom/internal/procfs"
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+)
+
+// LocateProcess says whether a process runs inside this Phantom and in
+// which tab, from the process tree: terminald is its ancestor, and the tab
+// is the one whose program is the ancestor just below terminald. A process
+// that double-forked out of its tab's tree is inside but in no tab.
+func (s *Service) LocateProcess(_ context.Context, r *terminalv1.LocateProcessRequest) (*terminalv1.LocateProcessResponse, error) {
+	place, err := s.locate(int(r.GetPid()))
+	if errors.Is(err, lineage.ErrNotFound) {
+		return nil, fmt.Errorf("process %d does not exist: %w", r.GetPid(), errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if want := r.GetStartTime(); want != 0 && want != place.Self.StartTime {
+		return nil, fmt.Errorf("process %d started at tick %d, not %d: its pid was reused: %w",
+			r.GetPid(), place.Self.StartTime, want, errdefs.ErrNotFound)
+	}
+	resp := &terminalv1.LocateProcessResponse{Inside: place.Inside, StartTime: place.Self.StartTime}
+	if place.Inside {
+		resp.TabId, _ = s.ws.TabOfLeader(place.Top.PID, place.Top.StartTime)
+	}
+	return resp, nil
+}
+
+// TabOf returns the tab a located process runs in: "" when it runs outside
+// Phantom or left its tab's tree.
+func (s *Service) TabOf(p lineage.Place) string {
+	if !p.Inside {
+		return ""
+	}
+	id, _ := s.ws.TabOfLeader(p.Top.PID, p.Top.StartTime)
+	return id
+}
+
+// selfLocator places processes with the calling process as terminald.
+// Where its own /proc entry cannot be read, every placement fails, and
+// every decision that needs one fails closed.
+func selfLocator() func(pid int) (lineage.Place, error) {
+	pid := os.Getpid()
+	st, err := procfs.Default.Stat(pid)
+	if err != nil {
+		return func(int) (lineage.Place, error) {
+			return lineage.Place{}, fmt.Errorf("terminald cannot read its own process (%v), so it cannot tell who is inside it", err)
+		}
+	}
+	return lineage.Tree{FS: procfs.Default, IsTerminald: lineage.Self(pid, st.StartTime)}.Locate
+}
+
+// forAgent reports whether the call in ctx is an agent's: from a process
+// inside Phantom, or made for an agent by the gateway.
+func forAgent(ctx context.Context) bool {
+	c, _ := guard.CallerFrom(ctx)
+	return c.ForAgent
+}
