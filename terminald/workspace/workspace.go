@@ -158,16 +158,16 @@ func (w *Workspace) newID(prefix byte) string {
 
 // CreateSpec describes a new tab.
 type CreateSpec struct {
-	Directory  string
-	Worktree   string
-	GroupID    string
-	Agent      string
-	Name       string
-	WindowID   string
-	Command    []string // the human CLI only: run this instead of the shell
+	Directory string
+	Worktree  string
+	GroupID   string
+	Agent     string
+	Name      string
+	WindowID  string
+	Command   []string // the human CLI only: run this instead of the shell
 	// ByAgent is true when an agent asked for the tab (through the
 	// gateway or from inside Phantom): its group and name are the agent's.
-	ByAgent bool
+	ByAgent    bool
 	Cols, Rows int
 }
 
