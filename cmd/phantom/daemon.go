@@ -13,6 +13,7 @@ import (
 	"github.com/phantom-dev/phantom/authz"
 	"github.com/phantom-dev/phantom/gateway"
 	"github.com/phantom-dev/phantom/gitd"
+	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/terminald"
 )
@@ -44,6 +45,9 @@ func daemonCmd() *cobra.Command {
 			if listen == "" {
 				listen = l.DaemonAddr(args[0])
 			}
+			if err := refuseInside(l, "run a Phantom daemon"); err != nil {
+				return err
+			}
 			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
@@ -56,4 +60,18 @@ func daemonCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "listen address: unix:///path or tcp://host:port (default: the runtime directory's socket)")
 	return cmd
+}
+
+// refuseInside refuses what must not run inside the Phantom instance of l:
+// a daemon started there would be a descendant of terminald, an agent's
+// process, and no client would trust it.
+func refuseInside(l paths.Layout, what string) error {
+	p, err := lineage.Instance(l).Locate(os.Getpid())
+	if err != nil {
+		return fmt.Errorf("cannot tell whether this process runs inside Phantom, so it will not %s: %w", what, err)
+	}
+	if p.Inside {
+		return fmt.Errorf("this process runs inside Phantom (under terminald, pid %d): it will not %s from here; do it from a terminal outside Phantom", p.Terminald.PID, what)
+	}
+	return nil
 }

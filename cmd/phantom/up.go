@@ -81,6 +81,9 @@ func startDaemon(l paths.Layout, name string, foreground bool) (*exec.Cmd, error
 	if st, _ := probe(addr); st == healthpb.HealthCheckResponse_SERVING {
 		return nil, nil
 	}
+	if err := refuseInside(l, "start "+name); err != nil {
+		return nil, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: find own executable: %w", name, err)

@@ -59,8 +59,8 @@ type Place struct {
 // ErrNotFound means the process does not exist (any more).
 var ErrNotFound = errors.New("no such process")
 
-// Locate walks pid's parents up to init. A process that is terminald
-// itself is not inside.
+// Locate walks pid's parents up to init, or up to the nearest process
+// that is the instance's terminald.
 func (t Tree) Locate(pid int) (Place, error) {
 	if pid <= 0 {
 		return Place{}, fmt.Errorf("locate process %d: not a process id: %w", pid, ErrNotFound)
@@ -72,10 +72,9 @@ func (t Tree) Locate(pid int) (Place, error) {
 		}
 		return Place{}, fmt.Errorf("locate process %d: %w", pid, err)
 	}
+	// terminald itself is walked like any process: the real one reaches
+	// init, but a terminald an agent started runs inside the real one.
 	p := Place{Self: self}
-	if t.IsTerminald(t.FS, self) {
-		return p, nil
-	}
 	cur, retries := self, 0
 	for range maxDepth {
 		if cur.PPID <= 0 {

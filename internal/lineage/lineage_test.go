@@ -1,0 +1,136 @@
+package lineage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phantom-dev/phantom/internal/procfs"
+)
+
+// proc is one process of a fake /proc.
+type proc struct {
+	pid, ppid int
+	start     uint64
+	argv      []string
+}
+
+// fakeProc lays procs out like /proc under a temporary directory.
+func fakeProc(t *testing.T, procs ...proc) procfs.FS {
+	t.Helper()
+	root := t.TempDir()
+	for _, p := range procs {
+		dir := filepath.Join(root, fmt.Sprint(p.pid))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stat := fmt.Sprintf("%d (x) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", p.pid, p.ppid, p.pid, p.pid, p.start)
+		os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644)
+		os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(p.argv, "\x00")+"\x00"), 0o644)
+	}
+	return procfs.FS{Root: root}
+}
+
+const addr = "unix:///run/ph/terminald.sock"
+
+var terminald = []string{"/usr/bin/phantom", "daemon", "terminald", "--listen", addr}
+
+func TestLocate(t *testing.T) {
+	fs := fakeProc(t,
+		proc{1, 0, 1, []string{"init"}},
+		proc{100, 1, 50, terminald},
+		proc{200, 100, 60, []string{"bash"}},    // a tab's shell
+		proc{300, 200, 70, []string{"claude"}},  // an agent in it
+		proc{310, 300, 80, []string{"bash"}},    // its shell
+		proc{400, 100, 90, []string{"sleep"}},   // double-forked out of its tab
+		proc{500, 1, 55, []string{"bash"}},      // the human's login shell
+		proc{510, 500, 95, []string{"phantom"}}, // the human's CLI
+		proc{600, 1, 99, []string{"python3"}},   // a process whose parent pid was reused:
+		proc{610, 600, 98, []string{"orphan?"}}, // its "parent" 600 started after it
+		proc{700, 1, 10, []string{"/usr/bin/phantom", "daemon", "terminald", "--listen=unix:///run/other/terminald.sock"}},
+		proc{710, 700, 11, []string{"bash"}},  // inside another instance
+		proc{800, 310, 120, terminald},        // an agent's own terminald, same address
+		proc{810, 800, 121, []string{"bash"}}, // still inside the real one
+	)
+	tree := Tree{FS: fs, IsTerminald: ByCommandLine(addr, addr)}
+	tests := []struct {
+		pid    int
+		inside bool
+		top    int
+	}{
+		{200, true, 200},
+		{300, true, 200},
+		{310, true, 200},
+		{400, true, 400},
+		{500, false, 0},
+		{510, false, 0},
+		{100, false, 0}, // terminald itself
+		{710, false, 0},
+		{800, true, 200},
+		{810, true, 810}, // stops at the nearest terminald: still inside
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.pid), func(t *testing.T) {
+			p, err := tree.Locate(tt.pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Inside != tt.inside || (tt.inside && p.Top.PID != tt.top) {
+				t.Errorf("Locate(%d) = inside %v top %d, want inside %v top %d", tt.pid, p.Inside, p.Top.PID, tt.inside, tt.top)
+			}
+		})
+	}
+	if p, err := tree.Locate(610); err == nil {
+		t.Errorf("Locate(610), whose parent is younger than it = %+v; want an error (fail closed)", p)
+	}
+	if _, err := tree.Locate(999); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Locate(missing) = %v, want ErrNotFound", err)
+	}
+	if _, err := tree.Locate(0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Locate(0) = %v, want ErrNotFound", err)
+	}
+}
+
+func TestByCommandLine(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want bool
+	}{
+		{terminald, true},
+		{[]string{"phantom", "daemon", "terminald", "--listen=unix:///run/ph/./terminald.sock"}, true},
+		{[]string{"phantom", "daemon", "terminald"}, true}, // the default address
+		{[]string{"phantom", "daemon", "terminald", "--listen", "unix:///tmp/l/terminald.sock"}, false},
+		{[]string{"phantom", "daemon", "authz", "--listen", addr}, false},
+		{[]string{"phantom", "daemon"}, false},
+		{[]string{"bash", "-c", "phantom daemon terminald"}, false},
+	}
+	for _, tt := range tests {
+		fs := fakeProc(t, proc{5, 1, 1, tt.argv})
+		st, _ := fs.Stat(5)
+		if got := ByCommandLine(addr, addr)(fs, st); got != tt.want {
+			t.Errorf("ByCommandLine(%q) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}
+
+// TestLocateSelf places real processes: this test is outside any
+// terminald, and a child of a process treated as terminald is inside.
+func TestLocateSelf(t *testing.T) {
+	self, err := procfs.Default.Stat(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	tree := Tree{FS: procfs.Default, IsTerminald: Self(self.PPID, 0)}
+	if p, err := tree.Locate(os.Getpid()); err != nil || p.Inside {
+		t.Errorf("Locate(self) with a start time that does not match = %+v, %v; want outside", p, err)
+	}
+	parent, _ := procfs.Default.Stat(self.PPID)
+	tree = Tree{FS: procfs.Default, IsTerminald: Self(parent.PID, parent.StartTime)}
+	p, err := tree.Locate(os.Getpid())
+	if err != nil || !p.Inside || p.Top.PID != os.Getpid() {
+		t.Errorf("Locate(self) under its parent as terminald = %+v, %v; want inside, top self", p, err)
+	}
+}
