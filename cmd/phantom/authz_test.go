@@ -68,13 +68,15 @@ func TestPermissions(t *testing.T) {
 	}
 	defer cc.Close()
 	ac := authzv1.NewAuthzServiceClient(cc)
-	authorize := func(conn, tool, args string) <-chan *authzv1.AuthorizeResponse {
+	// Callers outside Phantom are told apart by client name (a turn-away
+	// holds across their connections), so the denied client is its own.
+	authorize := func(client, conn, tool, args string) <-chan *authzv1.AuthorizeResponse {
 		ch := make(chan *authzv1.AuthorizeResponse, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			resp, err := ac.Authorize(ctx, &authzv1.AuthorizeRequest{
-				Caller: &authzv1.Caller{Client: "e2e", ConnectionId: conn, Pid: 1}, Tool: tool, ArgumentsJson: args})
+				Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: 1}, Tool: tool, ArgumentsJson: args})
 			if err != nil {
 				resp = &authzv1.AuthorizeResponse{Reason: "rpc error: " + err.Error()}
 			}
@@ -95,7 +97,7 @@ func TestPermissions(t *testing.T) {
 
 	// A read from outside any tab raises a sheet.
 	readArgs := `{"terminal_id":"` + first + `"}`
-	pending := authorize("conn-1", "read_output", readArgs)
+	pending := authorize("e2e", "conn-1", "read_output", readArgs)
 	id := waitSheet(t, env, "read_output")
 	s := sheetsJSON(t, env)[0]
 	if s["capability"] != "CAPABILITY_READ" || s["reach"] != "SCOPE_ALL" || s["client"] != "e2e" ||
@@ -107,7 +109,7 @@ func TestPermissions(t *testing.T) {
 	inTab := strings.TrimSpace(mustPhantom(t, env, "new", "--", phantomBin, "sheet", "answer", id, "--once"))
 	eventually(t, "the in-tab answer to be refused", func() (bool, string) {
 		out := mustPhantom(t, env, "read", inTab)
-		return strings.Contains(out, "inside a Phantom tab"), out
+		return strings.Contains(out, "refused inside Phantom"), out
 	})
 	if len(sheetsJSON(t, env)) != 1 {
 		t.Fatal("the sheet went away after an answer from inside a tab")
@@ -127,7 +129,7 @@ func TestPermissions(t *testing.T) {
 		t.Fatalf("grants = %v, want the once grant of conn-1", gs)
 	}
 	// Covered now on that connection, without a sheet.
-	if r := wait(authorize("conn-1", "read_output", readArgs)); !r.GetAllowed() {
+	if r := wait(authorize("e2e", "conn-1", "read_output", readArgs)); !r.GetAllowed() {
 		t.Errorf("second read on conn-1: %v", r)
 	}
 	mustPhantom(t, env, "grants", "revoke", resp.GetGrantId())
@@ -136,19 +138,19 @@ func TestPermissions(t *testing.T) {
 	}
 
 	// A denied connection is turned away without a new sheet.
-	pending = authorize("conn-2", "run_command", `{"terminal_id":"`+first+`","command":"echo hi"}`)
+	pending = authorize("e2e-denied", "conn-2", "run_command", `{"terminal_id":"`+first+`","command":"echo hi"}`)
 	id = waitSheet(t, env, "run_command")
 	mustPhantom(t, env, "sheet", "answer", id, "--deny")
 	if r := wait(pending); r.GetAllowed() || !strings.Contains(r.GetReason(), "denied") {
 		t.Errorf("denied: %v", r)
 	}
-	if r := wait(authorize("conn-2", "run_command", `{"terminal_id":"`+first+`","command":"echo hi"}`)); r.GetAllowed() ||
+	if r := wait(authorize("e2e-denied", "conn-2", "run_command", `{"terminal_id":"`+first+`","command":"echo hi"}`)); r.GetAllowed() ||
 		!strings.Contains(r.GetReason(), "may ask again") {
 		t.Errorf("turned away: %v", r)
 	}
 
 	// Always, widened to all, is written down and survives a restart.
-	pending = authorize("conn-3", "run_command", `{"terminal_id":"`+first+`","command":"ls"}`)
+	pending = authorize("e2e", "conn-3", "run_command", `{"terminal_id":"`+first+`","command":"ls"}`)
 	id = waitSheet(t, env, "run_command")
 	mustPhantom(t, env, "sheet", "answer", id, "--always", "--scope", "all")
 	resp = wait(pending)
@@ -168,7 +170,7 @@ func TestPermissions(t *testing.T) {
 	}
 	defer cc2.Close()
 	ac = authzv1.NewAuthzServiceClient(cc2)
-	if r := wait(authorize("conn-4", "run_command", `{"terminal_id":"`+first+`","command":"pwd"}`)); !r.GetAllowed() || r.GetGrantId() != resp.GetGrantId() {
+	if r := wait(authorize("e2e", "conn-4", "run_command", `{"terminal_id":"`+first+`","command":"pwd"}`)); !r.GetAllowed() || r.GetGrantId() != resp.GetGrantId() {
 		t.Errorf("after restart: %v, want covered by %s", r, resp.GetGrantId())
 	}
 }

@@ -349,9 +349,9 @@ func TestPermissionsMCPRunCommand(t *testing.T) {
 		return strings.Contains(out, "run-42-marker"), out
 	})
 
-	// The once grant covers the busy tab too (same reach); terminald
-	// refuses, and its message reaches the agent.
-	permResult(t, permStepNoSheet(t, env, runsA[0], 1), true, "run_command", "busy", `"sleep"`, "FailedPrecondition")
+	// A busy tab is refused before any sheet (the call would fail
+	// anyway), and the reason reaches the agent.
+	permResult(t, permStepNoSheet(t, env, runsA[0], 1), true, "run_command", "busy", `"sleep"`)
 	if out := mustPhantom(t, env, "read", busy); strings.Contains(out, "echo never") {
 		t.Errorf("the busy tab got the command typed:\n%s", out)
 	}
