@@ -8,10 +8,12 @@ import (
 )
 
 // connectionAlive reports whether a connection may still hold once grants.
-// A process that calls a daemon directly is its own connection,
-// "proc-<pid>-<start time>" (guard.ProcessConnection): it has ended when no
-// process with that pid and start time runs. The gateway's connections end
-// when the gateway says so (EndConnection).
+// A connection bound to a process starts "proc-<pid>-<start time>"
+// (guard.ProcessConnection): a process that calls a daemon directly is
+// such a connection, and the gateway binds each of its connections to the
+// bridge process. It has ended when no process with that pid and start
+// time runs — whether or not anyone said so (EndConnection). Other
+// connections end when the gateway says so.
 func connectionAlive(fs procfs.FS) func(conn string) bool {
 	return func(conn string) bool {
 		rest, ok := strings.CutPrefix(conn, "proc-")
@@ -19,6 +21,7 @@ func connectionAlive(fs procfs.FS) func(conn string) bool {
 			return true
 		}
 		pidText, startText, ok := strings.Cut(rest, "-")
+		startText, _, _ = strings.Cut(startText, "-") // the gateway's own suffix
 		pid, err1 := strconv.Atoi(pidText)
 		start, err2 := strconv.ParseUint(startText, 10, 64)
 		if !ok || err1 != nil || err2 != nil {

@@ -52,7 +52,7 @@ type inflightCall struct{ cancel context.CancelFunc }
 // serveConn answers the hello and serves MCP until the client goes away,
 // the connection breaks or the gateway stops.
 func (s *Server) serveConn(ctx context.Context, nc net.Conn, br *bufio.Reader, p peer) {
-	c := &conn{s: s, nc: nc, br: br, id: s.newConnID(), peer: p, slots: make(chan struct{}, maxInFlight), inflight: map[string]*inflightCall{}}
+	c := &conn{s: s, nc: nc, br: br, id: s.newConnID(p), peer: p, slots: make(chan struct{}, maxInFlight), inflight: map[string]*inflightCall{}}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
 	c.logger = s.logger.With("conn", c.id, "client", p.hello.Client, "pid", p.hello.PID, "tab", p.tabID())

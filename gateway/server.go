@@ -9,16 +9,15 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"buf.build/go/protovalidate"
+	"github.com/phantom-dev/phantom/internal/guard"
 )
-
-// handshakeTimeout bounds how long a client may take to send its hello.
-const handshakeTimeout = 10 * time.Second
 
 // writeTimeout bounds one write to a client; a client that stops reading
 // is disconnected rather than left holding a goroutine.
@@ -32,6 +31,9 @@ type Options struct {
 	Addr func(name string) string
 	// Logger receives connection and backend events.
 	Logger *slog.Logger
+	// Limits bound connections and buffered input; zero fields take
+	// their defaults (see Limits).
+	Limits Limits
 	// creds reads peer credentials; nil means the kernel's (tests inject).
 	creds credsReader
 	// locate places a peer in the process tree; nil means the instance's
@@ -52,6 +54,7 @@ type Server struct {
 	verifier  verifier
 	validator protovalidate.Validator
 	policy    freeTools
+	limiter   *limiter
 
 	connSeq atomic.Uint64
 	wg      sync.WaitGroup
@@ -89,6 +92,7 @@ func NewServer(opts Options) (*Server, error) {
 		backends:  bs,
 		verifier:  newVerifier(opts, creds, bs),
 		validator: validator,
+		limiter:   newLimiter(opts.Limits.withDefaults(), logger),
 		conns:     map[*conn]struct{}{},
 		tabConns:  map[string]int{},
 	}, nil
@@ -106,19 +110,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	stop := context.AfterFunc(ctx, func() { lis.Close() })
 	defer stop()
-	var err error
-	for {
-		var nc net.Conn
-		nc, err = lis.Accept()
-		if err != nil {
-			break
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.handle(ctx, nc)
-		}()
-	}
+	err := s.acceptLoop(ctx, lis)
 	s.mu.Lock()
 	for c := range s.conns {
 		c.shutdown()
@@ -132,38 +124,102 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	return err
 }
 
-// handle runs one connection from hello to close.
-func (s *Server) handle(ctx context.Context, nc net.Conn) {
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	br := bufio.NewReaderSize(nc, 64<<10)
-	line, err := readLine(br, MaxHello)
-	if err != nil {
-		if errors.Is(err, errLineTooLong) {
-			s.refuse(nc, refuse(RefuseBadHello, "hello longer than %d bytes", MaxHello))
+// acceptLoop accepts connections until the listener is closed. Any other
+// accept error (out of file descriptors, buffers or memory; an aborted
+// connection) passes as connections close, so it backs off and retries
+// rather than ending the gateway for every client.
+func (s *Server) acceptLoop(ctx context.Context, lis net.Listener) error {
+	retry := acceptBackoff{logger: s.logger}
+	for {
+		nc, err := lis.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			if !retry.wait(ctx, err) {
+				return ctx.Err()
+			}
+			continue
 		}
+		retry.succeeded()
+		s.admit(ctx, nc)
+	}
+}
+
+// admit starts serving nc, or turns it away when it is over a connection
+// cap. A refusal is written and closed at once, in the accept loop: a
+// flood costs no goroutine and holds no descriptor past its refusal.
+func (s *Server) admit(ctx context.Context, nc net.Conn) {
+	mc, r := s.limiter.admit(nc)
+	if r != nil {
+		s.limiter.log.refused(r)
+		// A new socket's send buffer is empty, so this write does not
+		// block; the deadline is only a guard.
+		nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		nc.Write(refusalLine(r))
+		nc.Close()
 		return
 	}
-	h, r := ParseHello(line)
-	if r == nil {
-		sc, ok := nc.(syscall.Conn)
-		if !ok {
-			r = refuse(RefusePeerUnreadable, "not a Unix socket")
-		} else {
-			var p peer
-			p, r = s.verifier.verify(sc, h)
-			if r == nil {
-				s.serveConn(ctx, nc, br, p)
-				return
-			}
-		}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.handle(ctx, mc)
+	}()
+}
+
+// handle runs one connection from hello to close. The hello must arrive
+// within HelloTimeout; a silent connection is closed then.
+func (s *Server) handle(ctx context.Context, mc *meteredConn) {
+	defer mc.Close()
+	mc.SetDeadline(time.Now().Add(s.limiter.limits.HelloTimeout))
+	// A connection still in its hello when the gateway stops is ended
+	// now, not at its deadline.
+	stop := context.AfterFunc(ctx, func() { mc.SetReadDeadline(time.Now()) })
+	br := bufio.NewReaderSize(mc, readBufferSize)
+	line, err := readLine(br, MaxHello)
+	stop()
+	switch {
+	case errors.Is(err, errLineTooLong):
+		s.refuse(mc, refuse(RefuseBadHello, "hello longer than %d bytes", MaxHello))
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil:
+		s.refuse(mc, refuse(RefuseBadHello, "no hello within %s of connecting", s.limiter.limits.HelloTimeout))
+		return
+	case err != nil:
+		return // gone, stopping, or errOverBudget (mc told the client)
 	}
-	s.refuse(nc, r)
+	p, r := s.verifyHello(mc, line)
+	if r == nil {
+		r = s.limiter.verified(mc, callerKey(p))
+	}
+	if r != nil {
+		s.refuse(mc, r)
+		return
+	}
+	s.serveConn(ctx, mc, br, p)
+}
+
+// verifyHello parses the hello line and checks it against the socket's
+// peer.
+func (s *Server) verifyHello(nc net.Conn, line []byte) (peer, *Refusal) {
+	h, r := ParseHello(line)
+	if r != nil {
+		return peer{}, r
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return peer{}, refuse(RefusePeerUnreadable, "not a Unix socket")
+	}
+	return s.verifier.verify(sc, h)
 }
 
 // refuse sends the one refusal line and closes.
 func (s *Server) refuse(nc net.Conn, r *Refusal) {
-	s.logger.Warn("refused a connection", "code", r.Code, "reason", r.Message)
+	if r.Code == RefuseTooManyConnections {
+		s.limiter.log.refused(r) // a flood must not flood the log
+	} else {
+		s.logger.Warn("refused a connection", "code", r.Code, "reason", r.Message)
+	}
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
 	nc.Write(refusalLine(r))
 	lingeringClose(nc)
@@ -182,11 +238,14 @@ func lingeringClose(nc net.Conn) {
 }
 
 // newConnID returns a connection id unique to this gateway's life and
-// unguessable across restarts: "c<counter>-<random>".
-func (s *Server) newConnID() string {
+// unguessable across restarts, bound to the bridge process p:
+// "proc-<pid>-<start>-c<counter>-<random>". authz lets the connection's
+// once-grants die with that process even if the gateway never says the
+// connection ended (it crashed).
+func (s *Server) newConnID(p peer) string {
 	var b [4]byte
 	rand.Read(b[:])
-	return "c" + itoa(s.connSeq.Add(1)) + "-" + hex.EncodeToString(b[:])
+	return guard.ProcessConnection(p.caller.PID, p.caller.StartTime) + "-c" + itoa(s.connSeq.Add(1)) + "-" + hex.EncodeToString(b[:])
 }
 
 func itoa(n uint64) string {

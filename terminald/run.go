@@ -12,6 +12,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/paths"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/reaper"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
@@ -28,7 +29,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	defer rp.Close()
-	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: layout, Logger: logger, Spawner: rp})
+	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: layout, Logger: logger, Spawner: rp, SandboxLauncher: sandbox.SelfLauncher()})
 	if err != nil {
 		return err
 	}

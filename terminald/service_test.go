@@ -350,11 +350,15 @@ func TestTabStateFileAndEnvironment(t *testing.T) {
 	}
 }
 
+// TestAgentTab checks agent tabs are sandboxed or not opened at all: this
+// in-process terminald has no sandbox launcher (the phantom binary), so
+// it refuses them rather than run an agent unsandboxed. cmd/phantom's
+// TestSandboxTab runs agent tabs through the real launcher.
 func TestAgentTab(t *testing.T) {
 	in := start(t, "/bin/bash")
-	tab := in.create(t, &terminalv1.CreateTerminalRequest{Agent: "fake"})
-	in.waitOutput(t, tab.GetId(), "fake agent running")
-	_, err := in.c.CreateTerminal(ctx(t), &terminalv1.CreateTerminalRequest{Directory: "/", Agent: "fake", Command: []string{"ls"}})
+	_, err := in.c.CreateTerminal(ctx(t), &terminalv1.CreateTerminalRequest{Agent: "fake"})
+	wantCode(t, err, codes.FailedPrecondition, "launcher")
+	_, err = in.c.CreateTerminal(ctx(t), &terminalv1.CreateTerminalRequest{Directory: "/", Agent: "fake", Command: []string{"ls"}})
 	wantCode(t, err, codes.InvalidArgument, "agent")
 }
 

@@ -11,6 +11,10 @@ import (
 )
 
 func main() {
+	if err := protectProcess(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "phantom:", err)
+		os.Exit(1)
+	}
 	if err := rootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "phantom:", err)
 		os.Exit(1)
@@ -27,6 +31,6 @@ server on a Unix socket, and do nothing sensitive until you allow it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), downCmd(), statusCmd(), newCmd(), lsCmd(), readCmd(), closeCmd(), attachCmd(), sheetCmd(), grantsCmd(), daemonCmd(), mcpServerCmd())
+	root.AddCommand(upCmd(), downCmd(), statusCmd(), newCmd(), lsCmd(), readCmd(), closeCmd(), attachCmd(), sheetCmd(), grantsCmd(), daemonCmd(), mcpServerCmd(), sandboxCmd())
 	return root
 }

@@ -19,7 +19,9 @@ func newCmd() *cobra.Command {
 		Use:   "new [flags] [-- COMMAND [ARG...]]",
 		Short: "Open a tab and print its id",
 		Long: `Open a tab running your shell (or an agent, or COMMAND) and print its id.
-The tab starts in --dir, by default the current directory.`,
+The tab starts in --dir, by default the current directory. A tab with an
+agent, or with --sandbox, runs sandboxed where the kernel allows it (see
+phantom status).`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			req.Command = args
 			if req.Directory == "" {
@@ -42,7 +44,8 @@ The tab starts in --dir, by default the current directory.`,
 	f.StringVar(&req.Directory, "dir", "", "directory to start in (default: the current directory)")
 	f.StringVar(&req.GroupId, "group", "", "group id to put the tab in")
 	f.StringVar(&req.Name, "name", "", "the tab's name")
-	f.StringVar(&req.Agent, "agent", "", "a configured agent to run (claude, codex, gemini, ...)")
+	f.StringVar(&req.Agent, "agent", "", "a configured agent to run (claude, codex, gemini, ...); its tab is sandboxed")
+	f.BoolVar(&req.Sandbox, "sandbox", false, "run the tab sandboxed (Landlock): writes only in its directory, temporary directories and the agent's own; no signals beyond the tab; no sudo")
 	f.StringVar(&req.WindowId, "window", "", "window id (default: the first window)")
 	return cmd
 }

@@ -260,8 +260,9 @@ func statusCmd() *cobra.Command {
 				TabState  string         `json:"tab_state_dir"`
 				State     string         `json:"state_dir"`
 				Config    string         `json:"config_dir"`
+				Isolation string         `json:"isolation"`
 			}{BundleID: paths.BundleID(), Running: true, MCPSocket: l.MCPSocket, Runtime: l.Runtime,
-				TabState: l.TabStateDir(), State: l.State, Config: l.Config}
+				TabState: l.TabStateDir(), State: l.State, Config: l.Config, Isolation: isolation()}
 			for _, name := range paths.Daemons {
 				d := daemonStatus{Name: name, Addr: l.DaemonAddr(name), Log: filepath.Join(l.Logs, name+".log")}
 				d.PID, _ = daemonPID(l, name)
@@ -286,8 +287,8 @@ func statusCmd() *cobra.Command {
 				}
 				fmt.Printf("%-11s %-11s pid %-7s %s  (log %s)\n", d.Name, d.Health, pid, d.Addr, d.Log)
 			}
-			fmt.Printf("mcp socket  %s\nruntime     %s\ntab state   %s\nstate       %s\nconfig      %s\n",
-				out.MCPSocket, out.Runtime, out.TabState, out.State, out.Config)
+			fmt.Printf("mcp socket  %s\nruntime     %s\ntab state   %s\nstate       %s\nconfig      %s\nisolation   %s\n",
+				out.MCPSocket, out.Runtime, out.TabState, out.State, out.Config, out.Isolation)
 			if !out.Running {
 				return errors.New("not every daemon is serving; start them with `phantom up`")
 			}

@@ -35,6 +35,9 @@ type Config struct {
 	// <worktree_root>/<repository name>/<branch>. Default: beside each
 	// repository, in <its parent>/<its name>.worktrees. Must be absolute.
 	WorktreeRoot string `json:"worktree_root,omitempty"`
+	// Sandbox is what sandboxed tabs (agent tabs, `phantom new --sandbox`)
+	// may write besides their directory and the temporary directories.
+	Sandbox Sandbox `json:"sandbox"`
 }
 
 // DefaultAgents are the agents known without configuration.
@@ -82,6 +85,10 @@ func Load(dir string) (Config, error) {
 		agents[name] = argv
 	}
 	c.Agents = agents
+	if err := c.Sandbox.check(); err != nil {
+		return Config{}, fmt.Errorf("settings %s: %w", path, err)
+	}
+	c.Sandbox = c.Sandbox.withDefaults()
 	if c.Shell == "" {
 		c.Shell = os.Getenv("SHELL")
 	}

@@ -25,7 +25,8 @@ func TestLoadMissingFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents()}
+	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}
@@ -97,6 +98,9 @@ func TestLoadErrors(t *testing.T) {
 		{"negative scrollback", `{"scrollback_lines": -1}`, []string{"scrollback_lines", "-1"}},
 		{"agent with empty command", `{"agents": {"x": []}}`, []string{`"x"`}},
 		{"agent with empty program", `{"agents": {"y": [""]}}`, []string{`"y"`}},
+		{"relative sandbox path", `{"sandbox": {"writable": ["cache"]}}`, []string{"sandbox.writable", `"cache"`}},
+		{"odd agent path", `{"sandbox": {"agent_paths": {"claude": ["~/a/../.bashrc"]}}}`, []string{`agent_paths["claude"]`, "clean"}},
+		{"unknown sandbox field", `{"sandbox": {"readable": []}}`, []string{"readable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

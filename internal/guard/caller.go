@@ -111,7 +111,9 @@ func callerOf(ctx context.Context) (Caller, error) {
 
 type callerKey struct{}
 
-func withCaller(ctx context.Context, c Caller) context.Context {
+// NewContext returns ctx carrying c as the call's caller, as the guard's
+// interceptors do (and tests of handlers that read CallerFrom).
+func NewContext(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 

@@ -146,7 +146,7 @@ func (g *Guard) check(ctx context.Context, method string, req any) (context.Cont
 	if err != nil {
 		return ctx, status.Errorf(codes.PermissionDenied, "%s refused: %v", shortMethod(method), err)
 	}
-	ctx = withCaller(ctx, c)
+	ctx = NewContext(ctx, c)
 	if !c.Inside {
 		return ctx, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/terminald/pty"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/screen"
 )
 
@@ -47,6 +48,12 @@ type tabSpec struct {
 	integrated bool // the shell reports OSC 133 marks
 	shell      bool // the program is a shell: it can sit at a prompt
 	spawner    Spawner
+	// launcher, when set, is the phantom binary that starts argv confined
+	// by rules (terminald/sandbox): the tab is sandboxed.
+	launcher string
+	rules    sandbox.Rules
+	// notice is a line shown in the tab before its program's output.
+	notice string
 }
 
 // tab is one terminal: a PTY, the program on it and the screen its output
@@ -62,6 +69,7 @@ type tab struct {
 	ttyNr       uint64
 	integrated  bool
 	shell       bool
+	sandboxed   bool
 	started     time.Time
 	spawner     Spawner
 
@@ -102,6 +110,12 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 	}
 	cmd := exec.Command(path, spec.argv[1:]...)
 	cmd.Args[0] = spec.argv[0]
+	if spec.launcher != "" {
+		// The launcher confines itself and then execs the program, so the
+		// process started here stays the tab's leader.
+		argv := spec.rules.Argv(spec.launcher, spec.argv)
+		cmd = exec.Command(argv[0], argv[1:]...)
+	}
 	cmd.Env = spec.env
 	cmd.Dir = spec.dir
 	// A new session with the PTY as its controlling terminal, exactly as a
@@ -130,6 +144,7 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		leaderPID:  cmd.Process.Pid,
 		integrated: spec.integrated,
 		shell:      spec.shell,
+		sandboxed:  spec.launcher != "",
 		started:    time.Now(),
 		spawner:    spec.spawner,
 		lastDir:    spec.dir,
@@ -151,6 +166,9 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		Reply:      t.reply,
 		OnEvent:    t.onEvent,
 	})
+	if spec.notice != "" {
+		t.scr.Write([]byte(spec.notice + "\r\n"))
+	}
 	go t.readLoop()
 	go t.writeLoop()
 	go t.waitLoop()

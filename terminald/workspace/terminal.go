@@ -44,6 +44,9 @@ type Terminal struct {
 	// GroupSetByAgent and NameSetByAgent say an agent, not the human, set
 	// the tab's group or name.
 	GroupSetByAgent, NameSetByAgent bool
+	// Sandboxed is true when the tab's program runs under Landlock
+	// (terminald/sandbox).
+	Sandboxed bool
 }
 
 // equal reports whether a and b show the same.
@@ -76,6 +79,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		Color: e.color, Icon: e.icon, Exited: st.exited, ExitCode: st.exitCode,
 		Cols: st.cols, Rows: st.rows,
 		GroupSetByAgent: e.groupByAgent, NameSetByAgent: e.nameByAgent,
+		Sandboxed: e.sandboxed,
 	}
 }
 

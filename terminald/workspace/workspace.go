@@ -21,6 +21,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/internal/tabstate"
 	"github.com/phantom-dev/phantom/terminald/ports"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/shell"
 )
 
@@ -51,6 +52,11 @@ type Options struct {
 	// reaper (terminald/reaper) is one, so that it never reaps a tab's
 	// program behind the tab's back.
 	Spawner Spawner
+	// SandboxLauncher is the phantom binary: sandboxed tabs (agent tabs,
+	// CreateSpec.Sandbox) start their program through its hidden
+	// +sandbox command, which confines itself with Landlock and execs the
+	// program (terminald/sandbox). Empty: sandboxed tabs are refused.
+	SandboxLauncher string
 }
 
 // Spawner starts a tab's program and learns when it has been waited for.
@@ -71,6 +77,9 @@ type Workspace struct {
 	opts   Options
 	ports  *ports.Tracker
 	tabDir string
+	// landlockABI is the kernel's Landlock ABI, which decides whether
+	// sandboxed tabs can be sandboxed.
+	landlockABI int
 
 	mu       sync.Mutex
 	tabs     map[string]*tabEntry
@@ -137,6 +146,8 @@ func New(opts Options) (*Workspace, error) {
 		watchers: map[*Watcher]struct{}{},
 		stopPoll: make(chan struct{}),
 		pollDone: make(chan struct{}),
+
+		landlockABI: sandbox.ABI(),
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = time.Second
@@ -167,7 +178,10 @@ type CreateSpec struct {
 	Command   []string // the human CLI only: run this instead of the shell
 	// ByAgent is true when an agent asked for the tab (through the
 	// gateway or from inside Phantom): its group and name are the agent's.
-	ByAgent    bool
+	ByAgent bool
+	// Sandbox runs the tab sandboxed (terminald/sandbox); a tab with an
+	// Agent always is.
+	Sandbox    bool
 	Cols, Rows int
 }
 
@@ -291,7 +305,64 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 		ts.integrated = sh.Kind != shell.Other
 		ts.shell = true
 	}
+	if spec.Sandbox || spec.Agent != "" {
+		if err := w.sandbox(&ts, spec); err != nil {
+			return tabSpec{}, err
+		}
+	}
 	return ts, nil
+}
+
+// sandbox makes ts start its program through the sandbox launcher, with
+// the rules of a tab in ts.dir running spec's agent. On a kernel whose
+// Landlock cannot sandbox, the tab still starts, but unsandboxed, with a
+// warning as its first line (and Terminal.Sandboxed false): refusing would
+// leave such a machine without agent tabs, and the warning keeps the
+// downgrade from being silent.
+func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
+	if w.landlockABI < sandbox.MinABI {
+		why := sandbox.Unavailable(w.landlockABI)
+		ts.notice = "phantom: warning: " + why + ": this tab runs NOT sandboxed"
+		w.opts.Logger.Warn("sandboxed tab runs unsandboxed", "tab", ts.id, "reason", why)
+		return nil
+	}
+	if w.opts.SandboxLauncher == "" {
+		return fmt.Errorf("tab %s must run sandboxed, but this terminald has no sandbox launcher (Options.SandboxLauncher): %w", ts.id, errdefs.ErrFailedPrecondition)
+	}
+	agent := spec.Agent
+	if agent == "" && len(spec.Command) > 0 {
+		agent = w.agentOf(spec.Command[0])
+	}
+	getenv := func(k string) string { return envValue(w.opts.Env, k) }
+	s := sandbox.Spec{
+		Dir:      ts.dir,
+		Home:     getenv("HOME"),
+		Paths:    w.opts.Config.Sandbox.PathsFor(agent),
+		Layout:   w.opts.Layout,
+		Launcher: w.opts.SandboxLauncher,
+		TempDirs: sandbox.TempDirs(getenv),
+		Getenv:   getenv,
+	}
+	if err := sandbox.EnsureDirs(s); err != nil {
+		return fmt.Errorf("tab %s: %w: %w", ts.id, err, errdefs.ErrFailedPrecondition)
+	}
+	rules, err := sandbox.Compute(s)
+	if err != nil {
+		return fmt.Errorf("tab %s: %w: %w", ts.id, err, errdefs.ErrFailedPrecondition)
+	}
+	ts.launcher, ts.rules = w.opts.SandboxLauncher, rules
+	return nil
+}
+
+// agentOf names the configured agent whose program is program (by base
+// name), or "": `phantom new --sandbox -- claude` gets claude's paths.
+func (w *Workspace) agentOf(program string) string {
+	for _, name := range w.opts.Config.AgentNames() {
+		if argv := w.opts.Config.Agents[name]; len(argv) > 0 && filepath.Base(argv[0]) == filepath.Base(program) {
+			return name
+		}
+	}
+	return ""
 }
 
 // isInteractiveShell reports whether a command line starts an interactive

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestLoadSandbox checks that configured agent paths replace that agent's
+// defaults, leave the other agents' defaults alone, and that the common
+// list comes first for every agent.
+func TestLoadSandbox(t *testing.T) {
+	c, err := Load(writeConfig(t, `{"sandbox": {
+		"writable": ["/srv/cache/", "~/.cache/go-build/"],
+		"agent_paths": {"claude": ["~/.claude/"], "mine": ["~/.mine/", "~/.cache/mine*"]}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"/srv/cache/", "~/.cache/go-build/"}
+	for _, tt := range []struct {
+		agent string
+		want  []string
+	}{
+		{"", common},
+		{"claude", append(common[:2:2], "~/.claude/")},
+		{"mine", append(common[:2:2], "~/.mine/", "~/.cache/mine*")},
+		{"codex", append(common[:2:2], DefaultAgentPaths()["codex"]...)},
+		{"nosuchagent", common},
+	} {
+		if got := c.Sandbox.PathsFor(tt.agent); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("PathsFor(%q) = %q, want %q", tt.agent, got, tt.want)
+		}
+	}
+}
+
+// TestDefaultAgentPathsValid checks that every default agent has paths and
+// that they pass the same check as configured ones.
+func TestDefaultAgentPathsValid(t *testing.T) {
+	paths := DefaultAgentPaths()
+	for name := range DefaultAgents() {
+		if len(paths[name]) == 0 {
+			t.Errorf("default agent %q has no sandbox paths", name)
+		}
+	}
+	if err := (Sandbox{AgentPaths: paths}).check(); err != nil {
+		t.Errorf("default agent paths: %v", err)
+	}
+}
+
+// TestCheckSandboxPath checks which spellings of a path the settings take.
+func TestCheckSandboxPath(t *testing.T) {
+	for _, tt := range []struct {
+		path string
+		// wantErr is a substring of the error, "" for a valid path.
+		wantErr string
+	}{
+		{"/opt/cache", ""},
+		{"/opt/cache/", ""},
+		{"~/.claude/", ""},
+		{"~/.claude.json", ""},
+		{"~/.cache/claude*", ""},
+		{"~/.config/a b/", ""},
+		{"", "empty"},
+		{"cache", "neither absolute"},
+		{"./cache", "neither absolute"},
+		{"~", "only ~/"},
+		{"~root/.ssh", "only ~/"},
+		{"~/", "whole home"},
+		{"/", "whole file system"},
+		{"~/../etc", "clean form"},
+		{"~/..", "clean form"},
+		{"~/./x", "clean form"},
+		{"/a//b", "clean form"},
+		{"/a/../b", "clean form"},
+		{"~/a/.", "clean form"},
+		{"/a\x00b", "NUL"},
+		{"~/.cache/[claude", "bad pattern"},
+	} {
+		err := CheckSandboxPath(tt.path)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("CheckSandboxPath(%q) = %v, want nil", tt.path, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("CheckSandboxPath(%q) = %v, want an error about %q", tt.path, err, tt.wantErr)
+		}
+	}
+}
