@@ -76,11 +76,13 @@ func runAttach(target string) (int, error) {
 	if err := stream.Send(&terminalv1.AttachRequest{Msg: &terminalv1.AttachRequest_Hello{Hello: &terminalv1.AttachHello{
 		Target: target, Size: &terminalv1.AttachSize{Cols: int32(cols), Rows: int32(rows)},
 		Term: os.Getenv("TERM"), Colorterm: os.Getenv("COLORTERM"), Directory: wd,
-	}}}); err != nil {
+	}}}); err != nil && !errors.Is(err, io.EOF) {
 		return 1, rpcError(err)
 	}
 	// The first answer says whether the server took the hello; only then
-	// take over the terminal, so that a refusal prints plainly.
+	// take over the terminal, so that a refusal prints plainly. (A Send
+	// that found the stream ended, io.EOF, means the server refused before
+	// reading the hello: Recv returns its reason.)
 	first, err := stream.Recv()
 	if err != nil {
 		return 1, rpcError(err)
