@@ -10,7 +10,8 @@ import (
 )
 
 func callerFromProto(c *authzv1.Caller) policy.Caller {
-	return policy.Caller{Client: c.GetClient(), ConnectionID: c.GetConnectionId(), TabID: c.GetTabId(), PID: c.GetPid()}
+	return policy.Caller{Client: c.GetClient(), ConnectionID: c.GetConnectionId(), TabID: c.GetTabId(), PID: c.GetPid(),
+		InsideWithoutTab: c.GetInsideWithoutTab()}
 }
 
 var capabilities = map[policy.Capability]authzv1.Capability{
@@ -58,6 +59,8 @@ func sheetToProto(s sheets.Sheet, now time.Time, behind int) *authzv1.Sheet {
 		SecondsLeft:   max(left, 0),
 		WaitingBehind: int32(behind),
 		Pid:           s.PID,
+
+		InsideWithoutTab: s.InsideWithoutTab,
 	}
 }
 

@@ -95,7 +95,7 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		return resp, nil
 	}
 	gid, err := s.sheets.Ask(ctx, sheets.Request{Client: c.Client, ConnectionID: c.ConnectionID,
-		TabID: c.TabID, TabTitle: need.CallerTitle, PID: c.PID, Need: need})
+		TabID: c.TabID, TabTitle: need.CallerTitle, PID: c.PID, InsideWithoutTab: c.InsideWithoutTab, Need: need})
 	var refusal *sheets.Refusal
 	switch {
 	case errors.As(err, &refusal):

@@ -23,7 +23,22 @@ func (t terminals) Tabs(ctx context.Context) ([]policy.TabInfo, error) {
 	}
 	out := make([]policy.TabInfo, 0, len(resp.GetTerminals()))
 	for _, tm := range resp.GetTerminals() {
-		out = append(out, policy.TabInfo{ID: tm.GetId(), Title: tm.GetTitle(), Directory: tm.GetDirectory(), GroupID: tm.GetGroupId()})
+		out = append(out, tabInfo(tm))
 	}
 	return out, nil
+}
+
+// tabInfo is what the policy needs of one of terminald's tabs.
+func tabInfo(tm *terminalv1.Terminal) policy.TabInfo {
+	return policy.TabInfo{
+		ID:              tm.GetId(),
+		Title:           tm.GetTitle(),
+		Directory:       tm.GetDirectory(),
+		GroupID:         tm.GetGroupId(),
+		Idle:            tm.GetIdle(),
+		Exited:          tm.GetExited(),
+		Foreground:      tm.GetForegroundProcess().GetName(),
+		GroupSetByAgent: tm.GetGroupSetByAgent(),
+		NameSetByAgent:  tm.GetNameSetByAgent(),
+	}
 }

@@ -158,7 +158,7 @@ func toAttachSheet(s *authzv1.Sheet, now time.Time) *attach.Sheet {
 		return nil
 	}
 	out := &attach.Sheet{
-		ID: s.GetId(), Client: s.GetClient(), TabID: s.GetTabId(), TabTitle: s.GetTabTitle(),
+		ID: s.GetId(), Client: s.GetClient(), TabID: s.GetTabId(), TabTitle: s.GetTabTitle(), LeftTab: s.GetInsideWithoutTab(),
 		Capability: capabilityName(s.GetCapability()), Reach: fromScope(s.GetReach()),
 		Tool: s.GetTool(), Subject: s.GetSubject(), Project: s.GetProject(),
 		WaitingBehind: int(s.GetWaitingBehind()),

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,14 +48,17 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 	if err != nil {
 		return Need{}, fmt.Errorf("cannot learn the tabs from terminald, so the call is refused: %v: %w", err, errdefs.ErrUnavailable)
 	}
-	e := &evaluation{ctx: ctx, args: args, tabs: list, project: p.project, projects: map[string]string{}}
-	if c.TabID != "" {
+	e := &evaluation{ctx: ctx, args: args, tabs: list, project: p.project, projects: map[string]string{},
+		escaped: c.InsideWithoutTab}
+	// A caller that left its tab's process tree is in no tab, whatever
+	// tab it names: everything it touches reaches all.
+	if c.TabID != "" && !c.InsideWithoutTab {
 		self, ok := e.tab(c.TabID)
 		if !ok {
 			return Need{}, fmt.Errorf("the caller's tab %s no longer exists: %w", c.TabID, errdefs.ErrFailedPrecondition)
 		}
 		e.self = &self
-		need.CallerTitle = self.Title
+		need.CallerTitle = tabTitle(self)
 		need.Project = e.projectOf(self.Directory)
 	}
 	need.Reach, need.Subject, err = r.touches(e)
@@ -72,6 +74,7 @@ type evaluation struct {
 	args     arguments
 	tabs     []TabInfo
 	self     *TabInfo // nil outside any tab
+	escaped  bool     // the caller runs inside Phantom but in no tab
 	project  Projector
 	projects map[string]string // directory → project, per call
 }
@@ -95,50 +98,6 @@ func (e *evaluation) projectOf(dir string) string {
 		e.projects[dir] = p
 	}
 	return p
-}
-
-// reachTab is the reach of touching the tab named by argument key: the
-// caller's own tab, a tab of its group, or anything else.
-func (e *evaluation) reachTab(key string) (Scope, TabInfo, error) {
-	id, err := e.args.str(key)
-	if err != nil {
-		return 0, TabInfo{}, err
-	}
-	if id == "" {
-		return 0, TabInfo{}, fmt.Errorf("argument %s is required: %w", key, errdefs.ErrInvalidArgument)
-	}
-	t, ok := e.tab(id)
-	switch {
-	case !ok:
-		return 0, TabInfo{}, fmt.Errorf("no tab %s (list_terminals lists the tabs): %w", quote(id), errdefs.ErrNotFound)
-	case e.self == nil:
-		return All, t, nil
-	case t.ID == e.self.ID:
-		return Tab, t, nil
-	case e.self.GroupID != "" && t.GroupID == e.self.GroupID:
-		return Group, t, nil
-	}
-	return All, t, nil
-}
-
-// reachDir is the reach of touching the project of dir: the caller tab's
-// own project, the project of a tab in its group, or anything else.
-func (e *evaluation) reachDir(dir string) Scope {
-	if e.self == nil {
-		return All
-	}
-	p := e.projectOf(dir)
-	if p == e.projectOf(e.self.Directory) {
-		return Tab
-	}
-	if e.self.GroupID != "" {
-		for _, t := range e.tabs {
-			if t.GroupID == e.self.GroupID && e.projectOf(t.Directory) == p {
-				return Group
-			}
-		}
-	}
-	return All
 }
 
 // dirArg reads a directory argument, by default the caller tab's directory;
@@ -211,22 +170,4 @@ func GitProject(ctx context.Context, dir string) string {
 		return top
 	}
 	return dir
-}
-
-// describeTab names a tab for the human: tab t3 (title).
-func describeTab(t TabInfo) string {
-	if t.Title == "" {
-		return "tab " + printable(t.ID)
-	}
-	return "tab " + printable(t.ID) + " (" + printable(t.Title) + ")"
-}
-
-// quote quotes agent-chosen text for the human, escaping every control
-// character so that it cannot drive the human's terminal.
-func quote(s string) string { return strconv.QuoteToGraphic(s) }
-
-// printable escapes control characters without adding quotes.
-func printable(s string) string {
-	q := strconv.QuoteToGraphic(s)
-	return q[1 : len(q)-1]
 }

@@ -92,6 +92,18 @@ func ParseScope(v string) (Scope, error) {
 // TabInfo is what the policy needs to know about one tab.
 type TabInfo struct {
 	ID, Title, Directory, GroupID string
+	// Idle is true when the tab waits at its prompt and can take a
+	// command; Exited once its program has ended.
+	Idle, Exited bool
+	// Foreground names the program in the foreground, for messages.
+	Foreground string
+	// GroupSetByAgent is true when an agent, not the human, put the tab
+	// in its group (created it there or moved it): such membership never
+	// widens reach (see the rule on sameGroup).
+	GroupSetByAgent bool
+	// NameSetByAgent is true when an agent gave the tab its name (its
+	// Title then is that name): the sheet marks it.
+	NameSetByAgent bool
 }
 
 // Lister lists the tabs (terminald's ListTerminals in production).
@@ -111,6 +123,10 @@ type Caller struct {
 	ConnectionID string
 	// TabID is the caller's verified tab; empty outside any tab.
 	TabID string
+	// InsideWithoutTab is true when the caller runs inside Phantom but in
+	// no tab: it left its tab's process tree. Everything it touches
+	// reaches all, and its calls carry no project.
+	InsideWithoutTab bool
 	// PID is the caller's process id.
 	PID int32
 }
@@ -128,7 +144,8 @@ type Need struct {
 	// Project keys an "always" grant: the caller tab's project, or ""
 	// outside any tab.
 	Project string
-	// CallerTitle is the caller tab's title, for the sheet.
+	// CallerTitle is the caller tab's title, for the sheet, marked when an
+	// agent named the tab.
 	CallerTitle string
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 )
@@ -14,12 +15,20 @@ func (f fakeTabs) Tabs(context.Context) ([]TabInfo, error) { return f, nil }
 
 // workspace: t1, t2 and t5 in group g1 (t2 in another directory of t1's
 // repository, t5 in another repository), t3 in group g2, t4 in no group.
+// Then the tabs agents touched: t6 named by an agent; t7, the human's tab
+// an agent pulled into g1; t8, an agent's tab it moved into the human's g2.
+// t9 is busy, t10 has exited.
 var workspace = fakeTabs{
-	{ID: "t1", Title: "agent", Directory: "/src/app", GroupID: "g1"},
-	{ID: "t2", Title: "server", Directory: "/src/app/cmd", GroupID: "g1"},
-	{ID: "t3", Title: "lib", Directory: "/src/lib", GroupID: "g2"},
-	{ID: "t4", Title: "misc\x1b]0;evil\a", Directory: "/tmp/x"},
-	{ID: "t5", Title: "web", Directory: "/src/web/ui", GroupID: "g1"},
+	{ID: "t1", Title: "agent", Directory: "/src/app", GroupID: "g1", Idle: true},
+	{ID: "t2", Title: "server", Directory: "/src/app/cmd", GroupID: "g1", Idle: true},
+	{ID: "t3", Title: "lib", Directory: "/src/lib", GroupID: "g2", Idle: true},
+	{ID: "t4", Title: "misc\x1b]0;evil\a", Directory: "/tmp/x", Idle: true},
+	{ID: "t5", Title: "web", Directory: "/src/web/ui", GroupID: "g1", Idle: true},
+	{ID: "t6", Title: "prod", Directory: "/tmp/p", Idle: true, NameSetByAgent: true},
+	{ID: "t7", Title: "secrets", Directory: "/src/secret", GroupID: "g1", Idle: true, GroupSetByAgent: true},
+	{ID: "t8", Title: "agent2", Directory: "/src/agent2", GroupID: "g2", Idle: true, GroupSetByAgent: true},
+	{ID: "t9", Title: "editor", Directory: "/tmp/y", Foreground: "vim"},
+	{ID: "t10", Title: "done", Directory: "/tmp/z", Exited: true},
 }
 
 // project treats /src/<name>/... as the repository /src/<name>.
@@ -34,6 +43,9 @@ func project(_ context.Context, dir string) string {
 func TestEvaluate(t *testing.T) {
 	p := New(workspace, project)
 	in := func(tab string) Caller { return Caller{Client: "claude", ConnectionID: "c1", TabID: tab} }
+	escaped := func(tab string) Caller {
+		return Caller{Client: "claude", ConnectionID: "c1", TabID: tab, InsideWithoutTab: true}
+	}
 	tests := []struct {
 		name    string
 		caller  Caller
@@ -66,14 +78,58 @@ func TestEvaluate(t *testing.T) {
 		{"missing terminal_id", in("t1"), "read_output", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
 		{"bad arguments", in("t1"), "read_output", `[1]`, 0, 0, "", "", errdefs.ErrInvalidArgument},
 		{"wrong argument type", in("t1"), "read_output", `{"terminal_id":3}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
-		{"caller tab gone", in("t9"), "read_output", `{"terminal_id":"t1"}`, 0, 0, "", "", errdefs.ErrFailedPrecondition},
+		{"caller tab gone", in("t99"), "read_output", `{"terminal_id":"t1"}`, 0, 0, "", "", errdefs.ErrFailedPrecondition},
+
+		// Requests that would fail anyway fail before any sheet.
+		{"run into unknown tab", in("t1"), "run_command", `{"terminal_id":"t99","command":"ls"}`, 0, 0, "", "", errdefs.ErrNotFound},
+		{"run into busy tab", in("t1"), "run_command", `{"terminal_id":"t9","command":"ls"}`, 0, 0, `"vim" is running`, "", errdefs.ErrFailedPrecondition},
+		{"run into exited tab", in("t1"), "run_command", `{"terminal_id":"t10","command":"ls"}`, 0, 0, "has exited", "", errdefs.ErrFailedPrecondition},
+		{"run empty command", in("t1"), "run_command", `{"terminal_id":"t2","command":" "}`, 0, 0, "empty", "", errdefs.ErrInvalidArgument},
+		{"run missing command", in("t1"), "run_command", `{"terminal_id":"t2"}`, 0, 0, "empty", "", errdefs.ErrInvalidArgument},
+		{"run newline", in("t1"), "run_command", `{"terminal_id":"t2","command":"ls\nrm -rf ~"}`, 0, 0, `\n at byte 2`, "", errdefs.ErrInvalidArgument},
+		{"run carriage return", in("t1"), "run_command", `{"terminal_id":"t2","command":"ls\r"}`, 0, 0, `\r at byte 2`, "", errdefs.ErrInvalidArgument},
+		{"run tab character", in("t1"), "run_command", `{"terminal_id":"t2","command":"ls\t-l"}`, 0, 0, `\t at byte 2`, "", errdefs.ErrInvalidArgument},
+		{"run escape sequence", in("t1"), "run_command", `{"terminal_id":"t2","command":"ls \u001b[2J"}`, 0, 0, `\x1b at byte 3`, "", errdefs.ErrInvalidArgument},
+		{"run C1 control", in("t1"), "run_command", `{"terminal_id":"t2","command":"ls \u009b2J"}`, 0, 0, `\u009b`, "", errdefs.ErrInvalidArgument},
+		{"run Ctrl-C", in("t1"), "run_command", `{"terminal_id":"t2","command":"\u0003"}`, 0, 0, `\x03`, "", errdefs.ErrInvalidArgument},
+		{"read exited tab", in("t1"), "read_output", `{"terminal_id":"t10"}`, Read, All, "tab t10 (done)", "/src/app", nil},
+
+		// The sheet shows what will happen: the whole command, made visible.
+		{"run shows spaces counted", in("t1"), "run_command", `{"terminal_id":"t2","command":"make test` + strings.Repeat(" ", 3000) + `; echo PWNED"}`,
+			Run, Group, `"make test" + 3000 spaces + "; echo PWNED" typed into tab t2 (server), a tab of the caller's group`, "/src/app", nil},
+		{"run shows a long command whole", in("t1"), "run_command", `{"terminal_id":"t2","command":"echo ` + strings.Repeat("x", 5000) + ` end"}`,
+			Run, Group, strings.Repeat("x", 5000) + ` end"`, "/src/app", nil},
+		{"run shows bidi overrides", in("t1"), "run_command", `{"terminal_id":"t2","command":"ls \u202e\u2066\u200f\u061c"}`,
+			Run, Group, `"ls \u202e\u2066\u200f\u061c"`, "/src/app", nil},
+		{"run shows zero-width and blank characters", in("t1"), "run_command", `{"terminal_id":"t2","command":"rm\u200b \ufeff\u2800\u00a0x"}`,
+			Run, Group, `"rm\u200b \ufeff\u2800\u00a0x"`, "/src/app", nil},
+		{"run quotes quotes", in("t1"), "run_command", `{"terminal_id":"t2","command":"echo \" + 3000 spaces + \""}`,
+			Run, Group, `"echo \" + 3000 spaces + \""`, "/src/app", nil},
+		{"name set by an agent is marked", in("t1"), "run_command", `{"terminal_id":"t6","command":"deploy"}`,
+			Run, All, `typed into tab t6 ("prod", named by an agent)`, "/src/app", nil},
+		{"reach in words, own tab", in("t1"), "read_output", `{"terminal_id":"t1"}`, Read, Tab, "tab t1 (agent), the caller's own tab", "/src/app", nil},
+		{"reach in words, other group", in("t1"), "read_output", `{"terminal_id":"t3"}`, Read, All, "a tab outside the caller's group", "/src/app", nil},
+
+		// Group membership an agent set never widens reach.
+		{"human's tab pulled into the agent's group", in("t1"), "read_output", `{"terminal_id":"t7"}`, Read, All, "an agent, not the human, grouped", "/src/app", nil},
+		{"agent's tab moved into the human's group", in("t8"), "read_output", `{"terminal_id":"t3"}`, Read, All, "tab t3 (lib)", "/src/agent2", nil},
+		{"agent's moved tab still reaches itself", in("t8"), "read_output", `{"terminal_id":"t8"}`, Read, Tab, "own tab", "/src/agent2", nil},
+		{"human's grouping still counts for the human's tabs", in("t3"), "read_output", `{"terminal_id":"t8"}`, Read, All, "an agent, not the human, grouped", "/src/lib", nil},
+		{"repository of a pulled-in tab", in("t1"), "add_worktree", `{"repository":"/src/secret"}`, Worktree, All, "a project no tab of the caller's group", "/src/app", nil},
+		{"repository seen from a moved tab", in("t8"), "add_worktree", `{"repository":"/src/lib"}`, Worktree, All, "repository /src/lib", "/src/agent2", nil},
+
+		// A caller inside Phantom but in no tab reaches all, whatever tab it names.
+		{"inside without a tab reads all", escaped("t1"), "read_output", `{"terminal_id":"t1"}`, Read, All, "left its tab", "", nil},
+		{"inside without a tab runs all", escaped(""), "run_command", `{"terminal_id":"t2","command":"ls"}`, Run, All, "left its tab", "", nil},
+		{"inside without a tab, worktrees all", escaped("t1"), "list_worktrees", `{"repository":"/src/app"}`, Worktree, All, "repository /src/app", "", nil},
+		{"inside without a tab needs a repository", escaped("t1"), "list_worktrees", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			need, err := p.Evaluate(context.Background(), tt.caller, tt.tool, tt.args)
 			if tt.err != nil {
-				if !errdefs.Is(err, tt.err) {
-					t.Fatalf("err = %v, want kind %v", err, tt.err)
+				if !errdefs.Is(err, tt.err) || !strings.Contains(err.Error(), tt.subject) {
+					t.Fatalf("err = %v, want kind %v saying %q", err, tt.err, tt.subject)
 				}
 				return
 			}
@@ -83,11 +139,36 @@ func TestEvaluate(t *testing.T) {
 			if need.Capability != tt.cap || need.Reach != tt.reach || need.Project != tt.project || !strings.Contains(need.Subject, tt.subject) {
 				t.Errorf("need = %+v\nwant capability %s reach %s project %q subject containing %q", need, tt.cap, tt.reach, tt.project, tt.subject)
 			}
-			if strings.ContainsAny(need.Subject, "\x1b\a") {
-				t.Errorf("subject %q carries control characters", need.Subject)
+			if i := strings.IndexFunc(need.Subject, hidden); i >= 0 {
+				t.Errorf("subject %+q carries a hidden or acting character at byte %d", need.Subject, i)
 			}
 		})
 	}
+}
+
+// TestCallerTitle: the sheet names the caller's tab as the human would
+// recognise it, and marks a name an agent gave it.
+func TestCallerTitle(t *testing.T) {
+	p := New(workspace, project)
+	tests := []struct{ tab, want string }{
+		{"t1", "agent"},
+		{"t6", `"prod", named by an agent`},
+		{"t4", `misc\x1b]0;evil\a`},
+	}
+	for _, tt := range tests {
+		need, err := p.Evaluate(context.Background(), Caller{Client: "claude", ConnectionID: "c", TabID: tt.tab}, "read_output",
+			`{"terminal_id":"t1"}`)
+		if err != nil || need.CallerTitle != tt.want {
+			t.Errorf("caller in %s: title %q, %v; want %q", tt.tab, need.CallerTitle, err, tt.want)
+		}
+	}
+}
+
+// hidden reports characters that must never reach the sheet raw: controls,
+// format characters (bidi, zero-width), separators other than the space,
+// and characters that look blank.
+func hidden(r rune) bool {
+	return r != ' ' && (unicode.In(r, unicode.Cc, unicode.Cf, unicode.Z) || r == 0x2800 || r == 0x3164)
 }
 
 func TestCovers(t *testing.T) {

@@ -67,17 +67,19 @@ func Known(tool string) bool { _, ok := tools[tool]; return ok }
 
 // readTab: read_output touches the tab named by terminal_id.
 func readTab(e *evaluation) (Scope, string, error) {
-	reach, t, err := e.reachTab("terminal_id")
+	reach, t, why, err := e.reachTab("terminal_id")
 	if err != nil {
 		return 0, "", err
 	}
-	return reach, describeTab(t), nil
+	return reach, describeTab(t) + ", " + why, nil
 }
 
 // runInTab: run_command touches the tab named by terminal_id; the decisive
-// argument is the command to be typed.
+// argument is the command to be typed, shown whole. A call that would fail
+// anyway (no such tab, a command that is not one line, a tab that exited or
+// is busy) fails here, before any sheet.
 func runInTab(e *evaluation) (Scope, string, error) {
-	reach, t, err := e.reachTab("terminal_id")
+	reach, t, why, err := e.reachTab("terminal_id")
 	if err != nil {
 		return 0, "", err
 	}
@@ -85,7 +87,13 @@ func runInTab(e *evaluation) (Scope, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	return reach, quote(cmd) + " typed into " + describeTab(t), nil
+	if err := checkCommand(cmd); err != nil {
+		return 0, "", err
+	}
+	if err := checkTypable(t); err != nil {
+		return 0, "", err
+	}
+	return reach, quote(cmd) + " typed into " + describeTab(t) + ", " + why, nil
 }
 
 // worktrees: the worktree tools touch the repository named by
@@ -101,7 +109,8 @@ func worktrees(e *evaluation) (Scope, string, error) {
 			subject += ", " + k + " " + quote(v)
 		}
 	}
-	return e.reachDir(dir), subject, nil
+	reach, why := e.reachDir(dir)
+	return reach, subject + "; " + why, nil
 }
 
 // languageServer: configure_language_server touches the workspace named by
@@ -122,6 +131,6 @@ func languageServer(e *evaluation) (Scope, string, error) {
 	for _, a := range args {
 		line += " " + quote(a)
 	}
-	subject := "start " + printable(name) + " as " + line + " in " + printable(dir)
-	return e.reachDir(dir), subject, nil
+	reach, why := e.reachDir(dir)
+	return reach, "start " + printable(name) + " as " + line + " in " + printable(dir) + "; " + why, nil
 }

@@ -1,18 +1,26 @@
-// Package sheets queues the permission sheets that ask the human, one on
-// screen at a time, first come first served.
+// Package sheets queues the permission sheets that ask the human.
 //
-// An agent that asks in a loop must not train the human to click Allow: a
-// caller that was refused (denied, or the sheet timed out) is turned away
-// for a while without a new sheet. A sheet nobody answers times out as a
-// refusal, before the agents' own tool-call timeouts give up on the call
-// (Codex waits 60 s). A sheet whose connection closed is withdrawn.
+// Fairness: a caller (see [Request.CallerKey]) has at most one sheet in the
+// queue the human sees. Its further requests wait in its own short backlog,
+// and when its sheet goes (answered, timed out, withdrawn) the next one joins
+// the back of the queue. So the sheets of the callers take turns, and a
+// flood from one tab never delays another tab's sheet.
+//
+// Turn-aways: an agent that asks in a loop must not train the human to click
+// Allow, so a caller the human denied is turned away for a while without a
+// new sheet, and its backlog is refused with it. A sheet nobody answered is
+// not a human refusal: it refuses that one call only, before the agents' own
+// tool-call timeouts give up on it (Codex waits 60 s). A sheet whose
+// connection closed is withdrawn; that lifts no turn-away.
+//
+// Memory is bounded: at most [Options.Backlog] requests wait behind a
+// caller's sheet, at most [Options.MaxWaiting] wait in all, and turn-aways
+// that are over are forgotten.
 package sheets
 
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -25,25 +33,65 @@ const (
 	// DefaultTimeout is how long a call waits for an answer: below Codex's
 	// 60 s tool-call timeout, so the agent hears why it was refused.
 	DefaultTimeout = 50 * time.Second
-	// DefaultTurnAway is how long a refused caller is turned away.
+	// DefaultTurnAway is how long a denied caller is turned away.
 	DefaultTurnAway = 60 * time.Second
+	// DefaultBacklog is how many requests of one caller may wait behind its
+	// sheet.
+	DefaultBacklog = 8
+	// DefaultMaxWaiting is how many requests may wait in all, sheets and
+	// backlogs together.
+	DefaultMaxWaiting = 1024
 )
 
 // Request is what a sheet asks about.
 type Request struct {
 	Client       string
 	ConnectionID string
-	TabID        string
-	TabTitle     string
-	PID          int32
-	Need         policy.Need
+	// TabID is the caller's tab; empty when it runs in none.
+	TabID    string
+	TabTitle string
+	// InsideWithoutTab is true when the caller runs inside Phantom but in
+	// no tab (it left its tab's process tree). All such callers share one
+	// caller key, so leaving the tab escapes neither a turn-away nor the
+	// one-sheet rule.
+	InsideWithoutTab bool
+	PID              int32
+	Need             policy.Need
 }
 
-// Sheet is a request waiting for the human.
+// CallerKey is who the one-sheet rule and a turn-away apply to: the
+// caller's tab; one key shared by every process inside Phantom but in no
+// tab; or, outside Phantom, the client name (not the connection, so that
+// reconnecting escapes nothing).
+func (r Request) CallerKey() string {
+	switch {
+	case r.TabID != "" && !r.InsideWithoutTab:
+		return "tab " + r.TabID
+	case r.InsideWithoutTab:
+		return "inside without a tab"
+	}
+	return "client " + r.Client
+}
+
+// who names the caller key in a refusal, as the subject of a sentence.
+func (r Request) who() string {
+	switch {
+	case r.TabID != "" && !r.InsideWithoutTab:
+		return "tab " + r.TabID
+	case r.InsideWithoutTab:
+		return "any caller inside Phantom but in no tab"
+	}
+	return fmt.Sprintf("client %q (outside Phantom)", r.Client)
+}
+
+// Sheet is a request on the queue the human sees.
 type Sheet struct {
+	// ID names the sheet in an answer; it is given when the request
+	// becomes a sheet, so ids count up in the order sheets show.
 	ID string
 	Request
-	// Asked is when the call arrived; Deadline when it times out.
+	// Asked is when the call arrived; Deadline when it times out (the
+	// call's own deadline: time spent in the backlog counts).
 	Asked, Deadline time.Time
 }
 
@@ -58,38 +106,31 @@ func (r *Refusal) Unwrap() error { return errdefs.ErrPermissionDenied }
 
 // Options configure a Queue; zero values take the defaults.
 type Options struct {
-	Clock    Clock
-	Timeout  time.Duration
-	TurnAway time.Duration
+	Clock      Clock
+	Timeout    time.Duration
+	TurnAway   time.Duration
+	Backlog    int
+	MaxWaiting int
 }
 
-// Queue holds the sheets. Its methods are safe for concurrent use.
+// Queue holds the sheets and backlogs. Its methods are safe for concurrent
+// use.
 type Queue struct {
-	clock    Clock
-	timeout  time.Duration
-	turnAway time.Duration
+	clock      Clock
+	timeout    time.Duration
+	turnAway   time.Duration
+	backlogCap int
+	maxWaiting int
 
 	mu      sync.Mutex
 	seq     int
-	pending []*pending          // FIFO; pending[0] is on screen
-	away    map[string]turnAway // caller key → until when
-	changed chan struct{}       // closed and replaced on every change
+	shown   []*pending            // the sheets, FIFO, one per caller key; shown[0] is on screen
+	sheetOf map[string]*pending   // caller key → its sheet
+	backlog map[string][]*pending // caller key → requests behind its sheet, FIFO; never empty
+	waiting int                   // sheets and backlog requests
+	away    map[string]turnAway   // caller key → until when
+	changed chan struct{}         // closed and replaced on every change of the sheets
 	closed  bool
-}
-
-type pending struct {
-	Sheet
-	done chan outcome // buffered; written once, under Queue.mu
-}
-
-type outcome struct {
-	grantID string
-	err     error
-}
-
-type turnAway struct {
-	until time.Time
-	why   string
 }
 
 // New returns an empty queue.
@@ -103,37 +144,34 @@ func New(o Options) *Queue {
 	if o.TurnAway <= 0 {
 		o.TurnAway = DefaultTurnAway
 	}
-	return &Queue{clock: o.Clock, timeout: o.Timeout, turnAway: o.TurnAway,
-		away: map[string]turnAway{}, changed: make(chan struct{})}
+	if o.Backlog <= 0 {
+		o.Backlog = DefaultBacklog
+	}
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = DefaultMaxWaiting
+	}
+	return &Queue{clock: o.Clock, timeout: o.Timeout, turnAway: o.TurnAway, backlogCap: o.Backlog, maxWaiting: o.MaxWaiting,
+		sheetOf: map[string]*pending{}, backlog: map[string][]*pending{}, away: map[string]turnAway{},
+		changed: make(chan struct{})}
 }
 
 // Now is the queue's clock.
 func (q *Queue) Now() time.Time { return q.clock.Now() }
 
-// Ask puts up a sheet for r and waits for the human. It returns the id of
-// the grant the human gave, or a *Refusal: the caller is turned away, the
-// human denied, nobody answered in time, or the connection closed.
+// Ask puts r on the queue and waits for the human. It returns the id of
+// the grant that allowed it, or a *Refusal: the caller is turned away or
+// has too many requests waiting, the human denied, nobody answered in
+// time, or the connection closed. When ctx ends first it returns ctx.Err().
 func (q *Queue) Ask(ctx context.Context, r Request) (grantID string, err error) {
 	q.mu.Lock()
-	now := q.clock.Now()
-	key := callerKey(r)
-	if ta, ok := q.away[key]; ok && now.Before(ta.until) {
+	p, err := q.enqueue(r)
+	if err != nil {
 		q.mu.Unlock()
-		return "", &Refusal{Reason: fmt.Sprintf("refused without asking: the human refused %s's last request (%s); it may ask again at %s (in %s)",
-			who(r), ta.why, clockTime(ta.until), ta.until.Sub(now).Round(time.Second))}
+		return "", err
 	}
-	if q.closed {
-		q.mu.Unlock()
-		return "", &Refusal{Reason: "refused: authz is shutting down"}
-	}
-	q.seq++
-	p := &pending{Sheet: Sheet{ID: "s" + strconv.Itoa(q.seq), Request: r, Asked: now, Deadline: now.Add(q.timeout)},
-		done: make(chan outcome, 1)}
-	// The timer starts under the lock, so a sheet that is listed has its
-	// timer running (tests advance a fake clock once they see the sheet).
+	// The timer starts under the lock, so a listed sheet has its timer
+	// running (tests advance a fake clock once they see the sheet).
 	timeout := q.clock.After(q.timeout)
-	q.pending = append(q.pending, p)
-	q.notify()
 	q.mu.Unlock()
 
 	select {
@@ -141,31 +179,20 @@ func (q *Queue) Ask(ctx context.Context, r Request) (grantID string, err error) 
 		return o.grantID, o.err
 	case <-timeout:
 		q.mu.Lock()
-		if q.remove(p) {
-			why := fmt.Sprintf("nobody answered its sheet within %s", q.timeout)
-			until := q.refuse(key, why)
-			q.mu.Unlock()
-			return "", &Refusal{Reason: fmt.Sprintf("refused: nobody answered the permission sheet within %s "+
-				"(a sheet times out before agents' own tool-call timeouts, such as Codex's 60 s); "+
-				"%s is turned away until %s: do not ask again before then", q.timeout, who(r), clockTime(until))}
-		}
+		q.finish(p, outcome{err: &Refusal{Reason: q.timedOut()}})
 		q.mu.Unlock()
-		o := <-p.done // settled just before the timer fired
-		return o.grantID, o.err
 	case <-ctx.Done():
 		q.mu.Lock()
-		removed := q.remove(p)
+		q.finish(p, outcome{err: ctx.Err()})
 		q.mu.Unlock()
-		if !removed {
-			o := <-p.done
-			return o.grantID, o.err
-		}
-		return "", ctx.Err()
 	}
+	// Finished now, by the line above or, just before, by an answer.
+	o := <-p.done
+	return o.grantID, o.err
 }
 
-// Deny refuses sheet id; its caller is turned away, and its other waiting
-// sheets are refused with it.
+// Deny refuses sheet id. Its caller is turned away, and the requests in
+// its backlog are refused with it.
 func (q *Queue) Deny(id string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -173,10 +200,12 @@ func (q *Queue) Deny(id string) error {
 	if err != nil {
 		return err
 	}
-	q.remove(p)
-	until := q.refuse(callerKey(p.Request), "denied")
-	p.done <- outcome{err: &Refusal{Reason: fmt.Sprintf("refused: the human denied %s %s; %s is turned away until %s: do not ask again before then",
-		p.Need.Tool, p.Need.Subject, who(p.Request), clockTime(until))}}
+	until := q.turnAwayKey(p.key, q.clock.Now())
+	// The backlog first, so that none of it becomes a sheet meanwhile.
+	for _, b := range q.backlogOf(p.key) {
+		q.finish(b, outcome{err: &Refusal{Reason: deniedEarlier(b.Request, until)}})
+	}
+	q.finish(p, outcome{err: &Refusal{Reason: denied(p, until)}})
 	return nil
 }
 
@@ -194,131 +223,69 @@ func (q *Queue) Allow(id string, grant func(Sheet) (grantID string, err error)) 
 	if err != nil {
 		return err
 	}
-	q.remove(p)
-	p.done <- outcome{grantID: gid}
+	q.finish(p, outcome{grantID: gid})
 	return nil
 }
 
-// Settle allows every waiting sheet that covered says a grant now covers
-// (after the human gave a grant wide enough for several).
+// Settle allows every waiting request, sheet or backlog, that covered says
+// a grant now covers (after the human gave a grant wide enough for
+// several).
 func (q *Queue) Settle(covered func(Sheet) (grantID string, ok bool)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, p := range slices.Clone(q.pending) {
+	for _, p := range q.all() {
 		if gid, ok := covered(p.Sheet); ok {
-			q.remove(p)
-			p.done <- outcome{grantID: gid}
+			q.finish(p, outcome{grantID: gid})
 		}
 	}
 }
 
-// Withdraw refuses every waiting sheet of a closed connection.
+// Withdraw refuses every waiting request of a closed connection. It lifts
+// no turn-away: a caller that reconnects is still turned away.
 func (q *Queue) Withdraw(conn string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, p := range slices.Clone(q.pending) {
+	for _, p := range q.all() {
 		if p.ConnectionID == conn {
-			q.remove(p)
-			p.done <- outcome{err: &Refusal{Reason: "withdrawn: the connection closed before the human answered"}}
+			q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: the connection closed before the human answered"}})
 		}
 	}
-	delete(q.away, "connection "+conn)
 }
 
-// Close refuses every waiting sheet and every later one (shutdown).
+// Close refuses every waiting request and every later one (shutdown).
 func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	for _, p := range slices.Clone(q.pending) {
-		q.remove(p)
-		p.done <- outcome{err: &Refusal{Reason: "withdrawn: authz is shutting down"}}
+	for _, p := range q.all() {
+		q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: authz is shutting down"}})
 	}
 }
 
-// List returns the waiting sheets, the one on screen first.
+// List returns the sheets, the one on screen first. Requests in a
+// caller's backlog are not sheets yet; Counts counts them.
 func (q *Queue) List() []Sheet {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := make([]Sheet, len(q.pending))
-	for i, p := range q.pending {
+	out := make([]Sheet, len(q.shown))
+	for i, p := range q.shown {
 		out[i] = p.Sheet
 	}
 	return out
 }
 
-// Changed returns a channel closed at the next change of the queue. Take
+// Counts returns how many sheets there are and how many requests wait in
+// the callers' backlogs behind them.
+func (q *Queue) Counts() (sheets, backlog int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.shown), q.waiting - len(q.shown)
+}
+
+// Changed returns a channel closed at the next change of the sheets. Take
 // it before List so that no change is missed.
 func (q *Queue) Changed() <-chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.changed
 }
-
-// find returns the waiting sheet id. Called with q.mu held.
-func (q *Queue) find(id string) (*pending, error) {
-	for _, p := range q.pending {
-		if p.ID == id {
-			return p, nil
-		}
-	}
-	return nil, fmt.Errorf("no sheet %q is waiting (answered, withdrawn or timed out): %w", id, errdefs.ErrNotFound)
-}
-
-// remove takes p off the queue, reporting whether it was there. Called
-// with q.mu held.
-func (q *Queue) remove(p *pending) bool {
-	i := slices.Index(q.pending, p)
-	if i < 0 {
-		return false
-	}
-	q.pending = slices.Delete(q.pending, i, i+1)
-	q.notify()
-	return true
-}
-
-// refuse turns caller key away and refuses its other waiting sheets.
-// Called with q.mu held.
-func (q *Queue) refuse(key, why string) time.Time {
-	now := q.clock.Now()
-	until := now.Add(q.turnAway)
-	q.away[key] = turnAway{until: until, why: why}
-	for k, ta := range q.away { // forget turn-aways that are over
-		if !now.Before(ta.until) {
-			delete(q.away, k)
-		}
-	}
-	for _, p := range slices.Clone(q.pending) {
-		if callerKey(p.Request) == key {
-			q.remove(p)
-			p.done <- outcome{err: &Refusal{Reason: fmt.Sprintf("refused without asking: the human refused %s's last request (%s); it may ask again at %s",
-				who(p.Request), why, clockTime(until))}}
-		}
-	}
-	return until
-}
-
-// notify wakes the watchers. Called with q.mu held.
-func (q *Queue) notify() {
-	close(q.changed)
-	q.changed = make(chan struct{})
-}
-
-// callerKey is who a turn-away applies to: the caller's tab, or its
-// connection when it runs outside any tab.
-func callerKey(r Request) string {
-	if r.TabID != "" {
-		return "tab " + r.TabID
-	}
-	return "connection " + r.ConnectionID
-}
-
-// who names the caller in a refusal.
-func who(r Request) string {
-	if r.TabID != "" {
-		return "tab " + r.TabID
-	}
-	return "this connection"
-}
-
-func clockTime(t time.Time) string { return t.Format("15:04:05") }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -42,22 +43,44 @@ func (f *stubAuthz) Authorize(ctx context.Context, r *authzv1.AuthorizeRequest) 
 	if err := json.Unmarshal([]byte(r.GetArgumentsJson()), &args); err != nil {
 		return nil, err
 	}
-	ch := make(chan authzv1.Decision, 1)
-	f.mu.Lock()
-	f.n++
-	id := fmt.Sprintf("s%d", f.n)
-	f.queue = append(f.queue, &authzv1.Sheet{Id: id, Client: r.GetCaller().GetClient(), TabId: r.GetCaller().GetTabId(),
+	ch := f.ask(&authzv1.Sheet{Client: r.GetCaller().GetClient(), TabId: r.GetCaller().GetTabId(),
 		Capability: authzv1.Capability_CAPABILITY_READ, Reach: authzv1.Scope_SCOPE_GROUP, Tool: r.GetTool(),
 		Subject: "tab " + args.TerminalID, SecondsLeft: 60})
-	f.answers[id] = ch
-	f.notifyLocked()
-	f.mu.Unlock()
 	select {
 	case d := <-ch:
 		return &authzv1.AuthorizeResponse{Allowed: d != authzv1.Decision_DECISION_DENY}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// ask queues sheet s under the next id; the channel gets its answer.
+func (f *stubAuthz) ask(s *authzv1.Sheet) <-chan authzv1.Decision {
+	ch := make(chan authzv1.Decision, 1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	s.Id = fmt.Sprintf("s%d", f.n)
+	f.queue = append(f.queue, s)
+	f.answers[s.Id] = ch
+	f.notifyLocked()
+	return ch
+}
+
+// replace withdraws sheet id and puts s in its place on screen, in one
+// change; the channel gets s's answer.
+func (f *stubAuthz) replace(id string, s *authzv1.Sheet) <-chan authzv1.Decision {
+	ch := make(chan authzv1.Decision, 1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	s.Id = fmt.Sprintf("s%d", f.n)
+	i := slices.IndexFunc(f.queue, func(q *authzv1.Sheet) bool { return q.GetId() == id })
+	f.queue[i] = s
+	delete(f.answers, id)
+	f.answers[s.Id] = ch
+	f.notifyLocked()
+	return ch
 }
 
 func (f *stubAuthz) WatchSheets(_ *authzv1.WatchSheetsRequest, st grpc.ServerStreamingServer[authzv1.WatchSheetsResponse]) error {
@@ -155,6 +178,7 @@ func TestAttachAnswersSheet(t *testing.T) {
 	c.waitText("wants to READ")
 	c.waitText("read_output: ")
 	c.waitText(t2)
+	c.waitText("d deny  o once") // the keys arm a second after the box shows
 	c.send("o")
 	select {
 	case r := <-done:
@@ -169,5 +193,155 @@ func TestAttachAnswersSheet(t *testing.T) {
 	c.send(prefix + "d")
 	if code, _ := c.wait(); code != 0 {
 		t.Fatalf("detach: exit %d", code)
+	}
+}
+
+// syncBuffer is what the interactive screen wrote.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// screen is what the last full redraw shows.
+func (b *syncBuffer) screen() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.b.String()
+	const clear = "\x1b[H\x1b[2J"
+	i := strings.LastIndex(s, clear)
+	if i < 0 {
+		return ""
+	}
+	return s[i+len(clear):]
+}
+
+func (b *syncBuffer) waitScreen(t *testing.T, what string, cond func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond(b.screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; the screen shows:\n%s", what, b.screen())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// interactiveSheetStub runs `phantom sheet`'s screen against a stubAuthz
+// served on a socket of its own, width columns wide. Closing keys ends it.
+func interactiveSheetStub(t *testing.T, width int) (*stubAuthz, chan<- byte, *syncBuffer) {
+	t.Helper()
+	stub := &stubAuthz{answers: map[string]chan authzv1.Decision{}, changed: make(chan struct{})}
+	srv, err := daemon.New("authz", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	authzv1.RegisterAuthzServiceServer(srv.GRPC, stub)
+	addr := "unix://" + filepath.Join(t.TempDir(), "authz.sock")
+	lis, err := daemon.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.GRPC.Serve(lis) }()
+	cc, err := daemon.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, out, done := make(chan byte), &syncBuffer{}, make(chan error, 1)
+	go func() { done <- sheetLoop(context.Background(), authzv1.NewAuthzServiceClient(cc), keys, out, width) }()
+	t.Cleanup(func() {
+		close(keys)
+		if err := <-done; err != nil {
+			t.Errorf("phantom sheet: %v", err)
+		}
+		cc.Close()
+		srv.GRPC.Stop()
+		<-served
+	})
+	return stub, keys, out
+}
+
+// noAnswer fails if ch got an answer.
+func noAnswer(t *testing.T, ch <-chan authzv1.Decision, why string) {
+	t.Helper()
+	select {
+	case d := <-ch:
+		t.Fatalf("%s: answered %v", why, d)
+	default:
+	}
+}
+
+func answerOf(t *testing.T, ch <-chan authzv1.Decision) authzv1.Decision {
+	t.Helper()
+	select {
+	case d := <-ch:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sheet was not answered")
+		return 0
+	}
+}
+
+// TestInteractiveSheetArmsKeys: `phantom sheet` ignores the answer keys
+// until a sheet has shown for a second, so a key meant for a withdrawn
+// sheet cannot answer the one that replaced it.
+func TestInteractiveSheetArmsKeys(t *testing.T) {
+	stub, keys, out := interactiveSheetStub(t, 100)
+	first := stub.ask(&authzv1.Sheet{Client: "claude", TabId: "t3", TabTitle: "build", Capability: authzv1.Capability_CAPABILITY_READ,
+		Reach: authzv1.Scope_SCOPE_GROUP, Tool: "read_output", Subject: "tab t5 (server logs)", SecondsLeft: 50})
+	out.waitScreen(t, "the sheet, not armed", func(s string) bool {
+		return strings.Contains(s, "tab t5 (server logs)") && strings.Contains(s, "keys arm in a second")
+	})
+	keys <- 'o'
+	out.waitScreen(t, "the keys to arm", func(s string) bool { return strings.Contains(s, "d deny") })
+	noAnswer(t, first, "a key pressed before the keys armed")
+
+	second := stub.replace("s1", &authzv1.Sheet{Client: "claude", TabId: "t3", Capability: authzv1.Capability_CAPABILITY_RUN,
+		Reach: authzv1.Scope_SCOPE_ALL, Tool: "run_command", Subject: `"git push --force" typed into tab t1`, SecondsLeft: 50})
+	keys <- 'a'
+	out.waitScreen(t, "the replacing sheet, armed", func(s string) bool {
+		return strings.Contains(s, "git push --force") && strings.Contains(s, "d deny")
+	})
+	noAnswer(t, second, "a key meant for the withdrawn sheet")
+	keys <- 'd'
+	if d := answerOf(t, second); d != authzv1.Decision_DECISION_DENY {
+		t.Errorf("answered %v, want deny", d)
+	}
+}
+
+// TestInteractiveSheetShowsAll: `phantom sheet` shows a long subject
+// whole, wrapped to the terminal, with control and bidi characters made
+// visible.
+func TestInteractiveSheetShowsAll(t *testing.T) {
+	stub, keys, out := interactiveSheetStub(t, 80)
+	subject := `"make test" + 3000 spaces + "` + strings.Repeat("x", 500) + `; echo PWNED" typed into tab t2` + "\u202e\x1b]52;c;Zm9v\a"
+	ch := stub.ask(&authzv1.Sheet{Client: "cl\x1baude", Capability: authzv1.Capability_CAPABILITY_RUN,
+		Reach: authzv1.Scope_SCOPE_GROUP, Tool: "run_command", Subject: subject, SecondsLeft: 50})
+	out.waitScreen(t, "the armed sheet", func(s string) bool { return strings.Contains(s, "d deny") })
+	screen := out.screen()
+	var joined strings.Builder
+	for _, l := range strings.Split(screen, "\r\n") {
+		if len([]rune(l)) > 80 {
+			t.Errorf("a line wider than the terminal: %q", l)
+		}
+		joined.WriteString(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(l, "  subject"), "  "), " "))
+	}
+	for _, want := range []string{strings.Repeat("x", 500) + `; echo PWNED" typed into tab t2\u202e\x1b]52;c;Zm9v\a`, `cl\x1baude`} {
+		if !strings.Contains(joined.String(), want) {
+			t.Errorf("the screen does not show %q whole:\n%s", want, screen)
+		}
+	}
+	if strings.ContainsAny(screen, "\x1b\a\u202e") {
+		t.Errorf("the screen carries raw control or bidi characters: %q", screen)
+	}
+	keys <- 'o'
+	if d := answerOf(t, ch); d != authzv1.Decision_DECISION_ONCE {
+		t.Errorf("answered %v, want once", d)
 	}
 }

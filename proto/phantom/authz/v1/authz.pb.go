@@ -551,9 +551,12 @@ type Sheet struct {
 	// How many more sheets wait behind this one.
 	WaitingBehind int32 `protobuf:"varint,11,opt,name=waiting_behind,json=waitingBehind,proto3" json:"waiting_behind,omitempty"`
 	// The caller's process id.
-	Pid           int32 `protobuf:"varint,12,opt,name=pid,proto3" json:"pid,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Pid int32 `protobuf:"varint,12,opt,name=pid,proto3" json:"pid,omitempty"`
+	// True when the caller runs inside Phantom but left its tab's process
+	// tree (it double-forked): suspicious by nature, and shown as such.
+	InsideWithoutTab bool `protobuf:"varint,13,opt,name=inside_without_tab,json=insideWithoutTab,proto3" json:"inside_without_tab,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Sheet) Reset() {
@@ -668,6 +671,13 @@ func (x *Sheet) GetPid() int32 {
 		return x.Pid
 	}
 	return 0
+}
+
+func (x *Sheet) GetInsideWithoutTab() bool {
+	if x != nil {
+		return x.InsideWithoutTab
+	}
+	return false
 }
 
 // ListSheetsRequest takes no arguments.
@@ -1399,7 +1409,7 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14EndConnectionRequest\x12/\n" +
 	"\rconnection_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\fconnectionId\"\x17\n" +
-	"\x15EndConnectionResponse\"\xf4\x02\n" +
+	"\x15EndConnectionResponse\"\xa2\x03\n" +
 	"\x05Sheet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12\x15\n" +
@@ -1415,7 +1425,8 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\fseconds_left\x18\n" +
 	" \x01(\x05R\vsecondsLeft\x12%\n" +
 	"\x0ewaiting_behind\x18\v \x01(\x05R\rwaitingBehind\x12\x10\n" +
-	"\x03pid\x18\f \x01(\x05R\x03pid\"\x13\n" +
+	"\x03pid\x18\f \x01(\x05R\x03pid\x12,\n" +
+	"\x12inside_without_tab\x18\r \x01(\bR\x10insideWithoutTab\"\x13\n" +
 	"\x11ListSheetsRequest\"E\n" +
 	"\x12ListSheetsResponse\x12/\n" +
 	"\x06sheets\x18\x01 \x03(\v2\x17.phantom.authz.v1.SheetR\x06sheets\"\x14\n" +

@@ -1,0 +1,44 @@
+package sheets
+
+import (
+	"fmt"
+	"time"
+)
+
+// The reasons below go to the agent as the refusal's message: each says
+// what happened and what to do next, in words a model can act on.
+
+// codexNote explains the sheet timeout to a model.
+const codexNote = "a sheet times out before agents' own tool-call timeouts, such as Codex's 60 s"
+
+func turnedAway(r Request, ta turnAway, now time.Time) string {
+	return fmt.Sprintf("refused without asking: the human denied a request from %s at %s, which turns it away; "+
+		"it may ask again at %s (in %s)", r.who(), clockTime(ta.denied), clockTime(ta.until), ta.until.Sub(now).Round(time.Second))
+}
+
+func denied(p *pending, until time.Time) string {
+	return fmt.Sprintf("refused: the human denied %s %s; %s is turned away until %s: do not ask again before then",
+		p.Need.Tool, p.Need.Subject, p.who(), clockTime(until))
+}
+
+func deniedEarlier(r Request, until time.Time) string {
+	return fmt.Sprintf("refused without asking: the human denied an earlier request from %s, which turns it away; "+
+		"it may ask again at %s", r.who(), clockTime(until))
+}
+
+func (q *Queue) timedOut() string {
+	return fmt.Sprintf("refused: nobody answered the permission sheet within %s (%s). "+
+		"The human did not refuse it: ask again if it is still needed", q.timeout, codexNote)
+}
+
+func backlogFull(r Request, limit int) string {
+	return fmt.Sprintf("refused without asking: %s already has a permission sheet waiting for the human and %d more requests "+
+		"behind it, the most one caller may have; wait for those answers before asking again", r.who(), limit)
+}
+
+func queueFull(n int) string {
+	return fmt.Sprintf("refused without asking: %d permission requests already wait for the human, the most authz holds; "+
+		"ask again later", n)
+}
+
+func clockTime(t time.Time) string { return t.Format("15:04:05") }
