@@ -134,3 +134,14 @@ func TestLocateSelf(t *testing.T) {
 		t.Errorf("Locate(self) under its parent as terminald = %+v, %v; want inside, top self", p, err)
 	}
 }
+
+// BenchmarkLocate is the cost of placing a process, paid once per
+// connection to a daemon: this test process, walked up to init.
+func BenchmarkLocate(b *testing.B) {
+	tree := Tree{FS: procfs.Default, IsTerminald: ByCommandLine(addr, addr)}
+	for b.Loop() {
+		if _, err := tree.Locate(os.Getpid()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
