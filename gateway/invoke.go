@@ -1,12 +1,12 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -32,95 +32,38 @@ var (
 	resultsEncoder = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
 )
 
-// callParams are tools/call's params.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// toolResult is a tools/call result.
-type toolResult struct {
-	Content           []textContent   `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-}
-
-type textContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-func toolError(format string, args ...any) *toolResult {
-	return &toolResult{Content: []textContent{{Type: "text", Text: fmt.Sprintf(format, args...)}}, IsError: true}
-}
-
-// checkCall reads a tools/call's params: a known tool and arguments that
-// fit its schema, or else a -32602 response.
-func (s *Server) checkCall(req *request) (*tool, protoreflect.ProtoMessage, *response) {
-	var p callParams
-	if err := json.Unmarshal(req.Params, &p); err != nil || p.Name == "" {
-		return nil, nil, errorResponse(req.ID, codeInvalidParams, `invalid params: tools/call needs {"name": TOOL, "arguments": {...}}`)
+// callTool runs one tools/call: arguments, then authz, then the daemon.
+// Anything that goes wrong is a result with isError, worded for the model:
+// the SDK answers only the protocol's own errors (an unknown tool).
+func (c *conn) callTool(ctx context.Context, t *tool, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	msg, err := decodeArgs(t, req.Params.Arguments, c.s.validator)
+	if err != nil {
+		return toolError("%s was not run: %v. Fix the arguments and call it again.", t.name, err)
 	}
-	t, ok := s.tools.byName[p.Name]
-	if !ok {
-		return nil, nil, errorResponse(req.ID, codeInvalidParams, fmt.Sprintf("unknown tool %q; tools/list lists the tools", p.Name))
-	}
-	msg, perr := s.decodeArgs(t, p.Arguments)
-	if perr != "" {
-		return nil, nil, errorResponse(req.ID, codeInvalidParams, fmt.Sprintf("invalid arguments for %s: %s", t.name, perr))
-	}
-	return t, msg, nil
-}
-
-// callTool runs a checked call: authz first, then the daemon. Anything that
-// goes wrong is a result with isError, worded for the model.
-func (c *conn) callTool(ctx context.Context, id json.RawMessage, t *tool, msg protoreflect.ProtoMessage) *response {
 	c.state.callStarted()
 	defer c.state.callEnded()
+	// A call ends with its request (the client cancelled it, or went
+	// away), with the connection (the gateway stops) or after maxCallTime.
 	ctx, cancel := context.WithTimeout(ctx, maxCallTime)
 	defer cancel()
-	return resultResponse(id, c.run(ctx, t, msg))
+	defer context.AfterFunc(c.ctx, cancel)()
+	return c.run(ctx, t, msg, progressFor(req, c.s.progressEvery))
 }
 
-// decodeArgs reads a call's arguments into the tool's request message:
-// an object of the schema's fields, no unknown or hidden ones, values of
-// the right types and within the protos' validation rules.
-func (s *Server) decodeArgs(t *tool, args json.RawMessage) (protoreflect.ProtoMessage, string) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		args = []byte("{}")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(args, &fields); err != nil {
-		return nil, "arguments must be a JSON object"
-	}
-	for name := range fields {
-		if f := t.input.Descriptor().Fields().ByJSONName(name); f != nil && t.hidden[f.Name()] {
-			return nil, fmt.Sprintf("unknown field %q", name)
-		}
-		if t.hidden[protoreflect.Name(name)] {
-			return nil, fmt.Sprintf("unknown field %q", name)
-		}
-	}
-	msg := t.input.New().Interface()
-	if err := argsDecoder.Unmarshal(args, msg); err != nil {
-		return nil, err.Error()
-	}
-	if err := s.validator.Validate(msg); err != nil {
-		return nil, err.Error()
-	}
-	return msg, ""
+// toolError is a failed call's result.
+func toolError(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}, IsError: true}
 }
 
 // run asks authz, then calls the daemon.
-func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) *toolResult {
+func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage, p progress) *mcp.CallToolResult {
 	if t.opt.GetNeedsTab() && c.peer.tabID() == "" {
 		return toolError("%s acts on the window of the calling agent's tab, and this agent does not run inside a Phantom tab; start it from a Phantom tab", t.name)
 	}
 	if err := c.fillCaller(ctx, msg); err != nil {
 		return toolError("%s: %v", t.name, err)
 	}
-	if res := c.authorize(ctx, t, msg); res != nil {
+	if res := c.authorize(ctx, t, msg, p); res != nil {
 		return res
 	}
 	b, err := c.s.backends.get(t.daemon)
@@ -137,13 +80,13 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) 
 	if err != nil {
 		return toolError("%s: encode %s's answer: %v", t.name, t.daemon, err)
 	}
-	return &toolResult{Content: []textContent{{Type: "text", Text: string(j)}}, StructuredContent: j}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(j)}}, StructuredContent: json.RawMessage(j)}
 }
 
 // authorize asks authz about the call; nil means allowed. Tools authz's
 // policy lists as free skip the round trip. Authz being unreachable refuses
 // every other call: the gateway never decides by itself.
-func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) *toolResult {
+func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMessage, p progress) *mcp.CallToolResult {
 	if c.s.isFree(ctx, t.name) {
 		return nil
 	}
@@ -166,8 +109,9 @@ func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMes
 		Tool:          t.name,
 		ArgumentsJson: string(args),
 	}
-	done := c.state.authorizing()
+	done, stop := c.state.authorizing(), p.whileWaiting(ctx, t.name)
 	resp, err := authzv1.NewAuthzServiceClient(b.cc).Authorize(ctx, req)
+	stop()
 	done()
 	if err != nil {
 		st := status.Convert(err)
@@ -194,7 +138,7 @@ func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMes
 // callError words a daemon's gRPC error for the model. Messages of the
 // codes daemons use for the caller's mistakes are written for models and
 // passed through; the others name the daemon.
-func callError(t *tool, b *backend, err error) *toolResult {
+func callError(t *tool, b *backend, err error) *mcp.CallToolResult {
 	st := status.Convert(err)
 	switch st.Code() {
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.AlreadyExists,

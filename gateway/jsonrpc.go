@@ -5,18 +5,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// JSON-RPC 2.0 error codes the gateway answers with.
+// The MCP SDK speaks JSON-RPC; this file is the framing around it: reading
+// one line at a time under MaxLine, and telling the lines the SDK should
+// see from those the connection answers itself (malformed ones), so that a
+// bad line costs the client an error, never the connection.
+
+// JSON-RPC 2.0 error codes the connection answers with itself.
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
+	codeParseError     = jsonrpc.CodeParseError
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
 )
 
 // MaxLine bounds one JSON-RPC message: a longer line is answered with an
@@ -56,12 +59,14 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// request is one incoming JSON-RPC message. ID is the raw id (nil when
-// absent: a notification); HasMethod tells requests from stray responses.
-type request struct {
-	ID     json.RawMessage
-	Method string
-	Params json.RawMessage
+// nullID is the id of a response to a message whose id could not be read.
+var nullID = json.RawMessage("null")
+
+// response is an error the connection sends by itself, outside the SDK.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcError        `json:"error"`
 }
 
 // rpcError is a JSON-RPC error object.
@@ -70,25 +75,35 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func (e *rpcError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+func errorResponse(id json.RawMessage, code int, msg string) *response {
+	return &response{JSONRPC: "2.0", ID: id, Error: rpcError{Code: code, Message: msg}}
+}
 
-// nullID is the id of a response to a message whose id could not be read.
-var nullID = json.RawMessage("null")
+// encode renders r as one line, newline included.
+func (r *response) encode() []byte {
+	b, _ := json.Marshal(r) // a raw id that was read as JSON and a string always encode
+	return append(b, '\n')
+}
 
-// parseMessage reads one line as a JSON-RPC 2.0 message. It returns the
-// request, or a response to send back (with the id when it was readable),
-// or neither for a line to ignore (blank lines, responses from the client,
-// which the gateway never asks for).
-func parseMessage(line []byte) (req *request, errResp *response) {
+// parseLine reads one line as a JSON-RPC 2.0 message for the SDK. It
+// returns the message, or an error response to send back (with the id
+// when it was readable), or neither for a line to ignore (a blank line, a
+// notification or response too malformed to act on).
+//
+// It is stricter than the SDK's decoder where MCP is: an id is a string or
+// an integer (never null, a fraction, or an integer a double cannot hold,
+// which the SDK would answer under another id), and batches, removed in
+// 2025-06-18, are refused.
+func parseLine(line []byte) (jsonrpc.Message, *response) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil, nil
 	}
+	if !json.Valid(line) {
+		return nil, errorResponse(nullID, codeParseError, "parse error: the line is not valid JSON")
+	}
 	if line[0] == '[' {
-		if !json.Valid(line) {
-			return nil, errorResponse(nullID, codeParseError, "parse error: the line is not valid JSON")
-		}
-		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: batches are not supported by MCP 2025-06-18; send one message per line")
+		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: batches are not part of MCP since 2025-06-18; send one message per line")
 	}
 	var raw struct {
 		JSONRPC *string         `json:"jsonrpc"`
@@ -99,43 +114,46 @@ func parseMessage(line []byte) (req *request, errResp *response) {
 		Error   json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(line, &raw); err != nil {
-		if !json.Valid(line) {
-			return nil, errorResponse(nullID, codeParseError, "parse error: the line is not valid JSON")
-		}
-		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: a message must be a JSON object")
+		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: a message must be a JSON object with a string method")
 	}
 	id := nullID
-	idOK := false
-	if raw.ID != nil && validID(raw.ID) {
-		id, idOK = raw.ID, true
+	idOK := raw.ID != nil && validID(raw.ID)
+	if idOK {
+		id = raw.ID
 	}
-	if raw.JSONRPC == nil || *raw.JSONRPC != "2.0" {
+	switch {
+	case raw.JSONRPC == nil || *raw.JSONRPC != "2.0":
 		return nil, errorResponse(id, codeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
-	}
-	if raw.Method == nil {
-		if raw.Result != nil || raw.Error != nil {
-			return nil, nil // a response; we send no requests, so drop it
+	case raw.Method == nil && (raw.Result != nil || raw.Error != nil):
+		if !idOK {
+			return nil, nil // a response to nothing we could have asked
 		}
+	case raw.Method == nil:
 		return nil, errorResponse(id, codeInvalidRequest, `invalid request: no "method"`)
-	}
-	if raw.ID != nil && !idOK {
-		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: the id must be a string or an integer")
-	}
-	if len(raw.Params) > 0 && raw.Params[0] != '{' && raw.Params[0] != '[' && !bytes.Equal(raw.Params, []byte("null")) {
+	case raw.ID != nil && !idOK:
+		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: the id must be a string or an integer within ±2^53")
+	case len(raw.Params) > 0 && raw.Params[0] != '{' && raw.Params[0] != '[' && !bytes.Equal(raw.Params, []byte("null")):
 		if raw.ID == nil {
 			return nil, nil
 		}
 		return nil, errorResponse(id, codeInvalidRequest, "invalid request: params must be an object")
 	}
-	r := &request{Method: *raw.Method, Params: raw.Params}
-	if raw.ID != nil {
-		r.ID = id
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		if raw.ID == nil {
+			return nil, nil
+		}
+		return nil, errorResponse(id, codeInvalidRequest, "invalid request: "+err.Error())
 	}
-	return r, nil
+	return msg, nil
 }
 
-// validID reports whether raw is a JSON string or integer, the ids
-// MCP allows (never null, never a fraction).
+// maxExactID is the largest integer id the SDK (which reads ids as
+// doubles) answers under the same id.
+const maxExactID = 1<<53 - 1
+
+// validID reports whether raw is a JSON string, or an integer the SDK
+// keeps exact: the ids MCP allows (never null, never a fraction).
 func validID(raw json.RawMessage) bool {
 	if len(raw) == 0 {
 		return false
@@ -145,34 +163,17 @@ func validID(raw json.RawMessage) bool {
 		var s string
 		return json.Unmarshal(raw, &s) == nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		_, err := strconv.ParseInt(string(raw), 10, 64)
-		return err == nil
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		return err == nil && n >= -maxExactID && n <= maxExactID
 	}
 	return false
 }
 
-// response is one outgoing JSON-RPC response.
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
-func resultResponse(id json.RawMessage, result any) *response {
-	return &response{JSONRPC: "2.0", ID: id, Result: result}
-}
-
-func errorResponse(id json.RawMessage, code int, msg string) *response {
-	return &response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}}
-}
-
-// encode renders r as one line, newline included. A result that cannot be
-// encoded becomes an internal error, so every request still gets an answer.
-func (r *response) encode() []byte {
-	b, err := json.Marshal(r)
-	if err != nil {
-		b, _ = json.Marshal(errorResponse(r.ID, codeInternalError, "internal error: encode result: "+err.Error()))
+// rawID renders an SDK id as JSON, for the errors the connection sends.
+func rawID(id jsonrpc.ID) json.RawMessage {
+	b, err := json.Marshal(id.Raw())
+	if err != nil || !id.IsValid() {
+		return nullID
 	}
-	return append(b, '\n')
+	return b
 }

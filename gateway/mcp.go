@@ -3,56 +3,64 @@ package gateway
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
+	"log/slog"
 	"net"
-	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
-// ProtocolVersion is the MCP version the gateway speaks, whatever the
-// client asks for.
-const ProtocolVersion = "2025-06-18"
+// ProtocolVersions are the MCP revisions the gateway negotiates, newest
+// first: each client is answered in the one it asks for. 2025-06-18 is the
+// product text's; 2026-07-28 is stateless (server/discover).
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 
-// maxInFlight bounds the tool calls one connection runs at once; the
-// reader waits for a slot, so a flooding client is slowed, not served
-// without limit.
-const maxInFlight = 32
+// instructions tell the model what the server is for.
+const instructions = "Phantom's terminals, tab groups and (later) editor, language servers and worktrees. " +
+	"Sensitive tools (reading another terminal, typing into one) wait for the human to allow them."
+
+// newMCPServer is the gateway's one MCP server, shared by every
+// connection: the tool table, the protocol revisions, no capability but
+// tools (the SDK would otherwise advertise logging). A tool handler finds
+// its connection in its context (connFrom).
+func newMCPServer(tools *toolTable, logger *slog.Logger) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "phantom", Title: "Phantom", Version: "1"}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    slog.New(minLevel{logger.Handler(), slog.LevelWarn}),
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		SupportedProtocolVersions: ProtocolVersions,
+	})
+	for _, t := range tools.sorted() {
+		srv.AddTool(t.listing, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return connFrom(ctx).callTool(ctx, t, req), nil
+		})
+	}
+	return srv
+}
 
 // conn is one verified MCP connection.
 type conn struct {
 	s      *Server
 	nc     net.Conn
-	br     *bufio.Reader
 	id     string
 	peer   peer
-	logger interface {
-		Info(string, ...any)
-		Warn(string, ...any)
-	}
+	logger *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
 	state  *agentState // nil outside any tab
-
-	wmu sync.Mutex
-
-	calls    sync.WaitGroup
-	slots    chan struct{}
-	imu      sync.Mutex
-	inflight map[string]*inflightCall // by request id (raw JSON)
 }
 
-// inflightCall is a tool call in progress, cancellable by
-// notifications/cancelled.
-type inflightCall struct{ cancel context.CancelFunc }
+// connKey carries the *conn in the contexts of its tool handlers.
+type connKey struct{}
 
-// serveConn answers the hello and serves MCP until the client goes away,
-// the connection breaks or the gateway stops.
+func connFrom(ctx context.Context) *conn { return ctx.Value(connKey{}).(*conn) }
+
+// serveConn answers the hello and serves MCP with the SDK until the client
+// goes away, the connection breaks or the gateway stops.
 func (s *Server) serveConn(ctx context.Context, nc net.Conn, br *bufio.Reader, p peer) {
-	c := &conn{s: s, nc: nc, br: br, id: s.newConnID(p), peer: p, slots: make(chan struct{}, maxInFlight), inflight: map[string]*inflightCall{}}
+	c := &conn{s: s, nc: nc, id: s.newConnID(p), peer: p}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
 	c.logger = s.logger.With("conn", c.id, "client", p.hello.Client, "pid", p.hello.PID, "tab", p.tabID())
@@ -60,154 +68,34 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, br *bufio.Reader, p
 	if !s.register(c) {
 		return
 	}
-	if !c.write(okLine(c.id)) {
+	nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := nc.Write(okLine(c.id)); err != nil {
 		s.unregister(c)
 		return
 	}
 	c.logger.Info("connected")
-	var stateDone chan struct{}
+	stateDone := make(chan struct{})
 	if p.tabID() != "" {
 		c.state = newAgentState(p.tabID(), p.hello.Client, s.setAgentState)
-		stateDone = make(chan struct{})
 		go func() { defer close(stateDone); c.state.run(c.ctx) }()
+	} else {
+		close(stateDone)
 	}
-	c.readLoop()
+	lc := newLineConn(nc, br, c.ctx.Done())
+	if ss, err := s.mcp.Connect(context.WithValue(c.ctx, connKey{}, c), lc, nil); err == nil {
+		ss.Wait()
+	}
 	c.cancel()
-	c.calls.Wait()
-	nc.Close()
-	if stateDone != nil {
-		<-stateDone
-	}
+	lc.finish()
+	<-stateDone
 	s.unregister(c)
 	c.logger.Info("disconnected")
-}
-
-// readLoop reads and dispatches messages until EOF, an error or a line
-// over MaxLine (answered, then the connection ends).
-func (c *conn) readLoop() {
-	for {
-		line, err := readLine(c.br, MaxLine)
-		if errors.Is(err, errLineTooLong) {
-			c.write(errorResponse(nullID, codeInvalidRequest,
-				fmt.Sprintf("invalid request: a message longer than %d bytes; closing the connection", MaxLine)).encode())
-			c.cancel()
-			c.calls.Wait()
-			lingeringClose(c.nc)
-			return
-		}
-		if err != nil {
-			return
-		}
-		req, resp := parseMessage(line)
-		if resp != nil {
-			c.write(resp.encode())
-		}
-		if req != nil {
-			c.dispatch(req)
-		}
-		if c.ctx.Err() != nil {
-			return
-		}
-	}
-}
-
-// write sends one line; a failed write ends the connection.
-func (c *conn) write(b []byte) bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := c.nc.Write(b); err != nil {
-		c.shutdown()
-		return false
-	}
-	return true
 }
 
 // shutdown cancels the connection's calls and unblocks its reader.
 func (c *conn) shutdown() {
 	c.cancel()
 	c.nc.SetReadDeadline(time.Now())
-}
-
-// dispatch answers one request or notification. Tool calls run in their
-// own goroutine (up to maxInFlight); everything else is answered inline.
-func (c *conn) dispatch(req *request) {
-	if req.ID == nil {
-		c.notification(req)
-		return
-	}
-	switch req.Method {
-	case "initialize":
-		c.write(resultResponse(req.ID, initializeResult).encode())
-	case "ping":
-		c.write(resultResponse(req.ID, struct{}{}).encode())
-	case "tools/list":
-		c.write(resultResponse(req.ID, c.s.tools.list).encode())
-	case "tools/call":
-		t, msg, perr := c.s.checkCall(req)
-		if perr != nil {
-			c.write(perr.encode())
-			return
-		}
-		select {
-		case c.slots <- struct{}{}:
-		case <-c.ctx.Done():
-			return
-		}
-		ctx, cancel := context.WithCancel(c.ctx)
-		call := &inflightCall{cancel: cancel}
-		key := string(req.ID)
-		c.imu.Lock()
-		c.inflight[key] = call
-		c.imu.Unlock()
-		c.calls.Add(1)
-		go func() {
-			defer func() {
-				c.imu.Lock()
-				if c.inflight[key] == call {
-					delete(c.inflight, key)
-				}
-				c.imu.Unlock()
-				cancel()
-				<-c.slots
-				c.calls.Done()
-			}()
-			resp := c.callTool(ctx, req.ID, t, msg)
-			if c.ctx.Err() == nil {
-				c.write(resp.encode())
-			}
-		}()
-	default:
-		c.write(errorResponse(req.ID, codeMethodNotFound,
-			fmt.Sprintf("method %q not found; this server answers initialize, ping, tools/list and tools/call", req.Method)).encode())
-	}
-}
-
-// notification handles a message that gets no reply.
-func (c *conn) notification(req *request) {
-	if req.Method != "notifications/cancelled" {
-		return // notifications/initialized and anything else: accepted silently
-	}
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) == nil && validID(p.RequestID) {
-		c.imu.Lock()
-		call := c.inflight[string(p.RequestID)]
-		c.imu.Unlock()
-		if call != nil {
-			call.cancel()
-		}
-	}
-}
-
-// initializeResult is the answer to every initialize.
-var initializeResult = map[string]any{
-	"protocolVersion": ProtocolVersion,
-	"capabilities":    map[string]any{"tools": map[string]any{}},
-	"serverInfo":      map[string]any{"name": "phantom", "title": "Phantom", "version": "1"},
-	"instructions": "Phantom's terminals, tab groups and (later) editor, language servers and worktrees. " +
-		"Sensitive tools (reading another terminal, typing into one) wait for the human to allow them.",
 }
 
 // register records c; false when the gateway is already stopping.
@@ -245,4 +133,23 @@ func (s *Server) unregister(c *conn) {
 		s.setAgentState(ctx, &terminalv1.SetAgentStateRequest{TerminalId: tab, State: terminalv1.AgentState_AGENT_STATE_UNSPECIFIED})
 	}
 	s.endConnection(ctx, c.id)
+}
+
+// minLevel passes on the records of at least level: the SDK logs every
+// session at Info, which the gateway's own connection log already covers.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.level && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(as), m.level}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{m.Handler.WithGroup(name), m.level}
 }

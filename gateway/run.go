@@ -1,7 +1,9 @@
 // Package gateway is Phantom's MCP gateway: the one process agents talk to.
 // It listens on the MCP socket (~/.cache/phantom/<bundle id>.sock), checks
-// each connection's hello against the socket's peer credentials and the
-// tab it claims, and serves MCP 2025-06-18 over newline-delimited JSON-RPC.
+// each connection's hello against the socket's peer credentials and places
+// the caller in the process tree (its tab comes from the kernel), and
+// serves MCP (revisions 2025-06-18, 2025-11-25 and 2026-07-28) on the
+// official Go SDK over newline-delimited JSON-RPC.
 // Its tool table is every gRPC method carrying the phantom.mcp.v1.tool
 // option; a tool call is checked by authz, then made as one gRPC call to
 // the daemon that serves it. The gateway holds no business logic.

@@ -103,12 +103,7 @@ func valueSchema(f protoreflect.FieldDescriptor, docs comments, depth int) schem
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		return schema{"type": "number"}
 	case protoreflect.EnumKind:
-		var names []string
-		vals := f.Enum().Values()
-		for i := 0; i < vals.Len(); i++ {
-			names = append(names, string(vals.Get(i).Name()))
-		}
-		return schema{"type": "string", "enum": names}
+		return schema{"type": "string", "enum": enumNames(f.Enum())}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if depth >= maxSchemaDepth {
 			return schema{"type": "object"}

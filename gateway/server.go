@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"buf.build/go/protovalidate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/phantom-dev/phantom/internal/guard"
 )
 
@@ -43,18 +44,23 @@ type Options struct {
 
 // Server is the MCP gateway: it accepts connections on the MCP socket,
 // verifies each hello against the socket's peer credentials and the tab
-// it claims, and serves MCP over newline-delimited JSON-RPC, turning each
+// it claims, and serves MCP (the official Go SDK's server) over
+// newline-delimited JSON-RPC, turning each
 // tool call into one gRPC call to the daemon that serves it, after authz
 // allowed it.
 type Server struct {
 	opts      Options
 	logger    *slog.Logger
 	tools     *toolTable
+	mcp       *mcp.Server
 	backends  *backends
 	verifier  verifier
 	validator protovalidate.Validator
 	policy    freeTools
 	limiter   *limiter
+	// progressEvery paces progress notifications while a call waits on a
+	// permission sheet (tests shorten it).
+	progressEvery time.Duration
 
 	connSeq atomic.Uint64
 	wg      sync.WaitGroup
@@ -86,15 +92,17 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	bs := newBackends(opts.Addr, logger)
 	return &Server{
-		opts:      opts,
-		logger:    logger,
-		tools:     tools,
-		backends:  bs,
-		verifier:  newVerifier(opts, creds, bs),
-		validator: validator,
-		limiter:   newLimiter(opts.Limits.withDefaults(), logger),
-		conns:     map[*conn]struct{}{},
-		tabConns:  map[string]int{},
+		opts:          opts,
+		logger:        logger,
+		tools:         tools,
+		mcp:           newMCPServer(tools, logger),
+		progressEvery: progressEvery,
+		backends:      bs,
+		verifier:      newVerifier(opts, creds, bs),
+		validator:     validator,
+		limiter:       newLimiter(opts.Limits.withDefaults(), logger),
+		conns:         map[*conn]struct{}{},
+		tabConns:      map[string]int{},
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -41,30 +42,22 @@ type tool struct {
 	// hidden are the request fields agents may not set.
 	hidden map[protoreflect.Name]bool
 	// listing is the tool as tools/list shows it.
-	listing toolListing
+	listing *mcp.Tool
 }
 
-// toolListing is a tool in a tools/list result.
-type toolListing struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Annotations toolAnnotations `json:"annotations"`
-}
-
-// toolAnnotations are MCP's behaviour hints.
-type toolAnnotations struct {
-	ReadOnlyHint    bool `json:"readOnlyHint"`
-	DestructiveHint bool `json:"destructiveHint"`
-	IdempotentHint  bool `json:"idempotentHint"`
-	OpenWorldHint   bool `json:"openWorldHint"`
-}
-
-// toolTable is every tool, by name, and the tools/list result.
+// toolTable is every tool, by name.
 type toolTable struct {
 	byName map[string]*tool
-	// list is the encoded tools/list result.
-	list json.RawMessage
+}
+
+// sorted is every tool, by name.
+func (t *toolTable) sorted() []*tool {
+	tools := make([]*tool, 0, len(t.byName))
+	for _, tl := range t.byName {
+		tools = append(tools, tl)
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].name < tools[j].name })
+	return tools
 }
 
 // buildTools walks every registered file for methods carrying the tool
@@ -94,20 +87,6 @@ func buildTools() (*toolTable, error) {
 	})
 	if ferr != nil {
 		return nil, ferr
-	}
-	names := make([]string, 0, len(t.byName))
-	for n := range t.byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	list := struct {
-		Tools []toolListing `json:"tools"`
-	}{Tools: []toolListing{}}
-	for _, n := range names {
-		list.Tools = append(list.Tools, t.byName[n].listing)
-	}
-	if t.list, err = json.Marshal(list); err != nil {
-		return nil, fmt.Errorf("encode the tool list: %w", err)
 	}
 	return t, nil
 }
@@ -144,9 +123,13 @@ func (t *toolTable) add(m protoreflect.MethodDescriptor, docs comments) error {
 		}
 		hidden[protoreflect.Name(h)] = true
 	}
-	schema, err := json.Marshal(messageSchema(m.Input(), hidden, docs, 0))
+	inSchema, err := json.Marshal(messageSchema(m.Input(), hidden, docs, 0))
 	if err != nil {
 		return fmt.Errorf("method %s: encode input schema: %w", m.FullName(), err)
+	}
+	outSchema, err := json.Marshal(outputSchema(m.Output(), docs, 0))
+	if err != nil {
+		return fmt.Errorf("method %s: encode output schema: %w", m.FullName(), err)
 	}
 	desc := docs[m.FullName()]
 	if opt.GetNeedsTab() {
@@ -160,16 +143,25 @@ func (t *toolTable) add(m protoreflect.MethodDescriptor, docs comments) error {
 		output: out,
 		opt:    opt,
 		hidden: hidden,
-		listing: toolListing{
-			Name:        opt.GetName(),
-			Description: desc,
-			InputSchema: schema,
-			Annotations: toolAnnotations{
-				ReadOnlyHint:    opt.GetReadOnly(),
-				DestructiveHint: opt.GetDestructive(),
-				IdempotentHint:  opt.GetIdempotent(),
-			},
+		listing: &mcp.Tool{
+			Name:         opt.GetName(),
+			Description:  desc,
+			InputSchema:  json.RawMessage(inSchema),
+			OutputSchema: json.RawMessage(outSchema),
+			Annotations:  annotations(opt),
 		},
 	}
 	return nil
+}
+
+// annotations are the tool's behaviour hints from its option. What the
+// option does not say keeps the spec's default: destructiveHint is left
+// out for a read-only tool (it means nothing there, the spec says), and
+// openWorldHint is left out (true: what a terminal runs reaches anywhere).
+func annotations(opt *mcpv1.Tool) *mcp.ToolAnnotations {
+	a := &mcp.ToolAnnotations{ReadOnlyHint: opt.GetReadOnly(), IdempotentHint: opt.GetIdempotent()}
+	if !opt.GetReadOnly() {
+		a.DestructiveHint = new(opt.GetDestructive())
+	}
+	return a
 }

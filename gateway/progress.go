@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// progressEvery is how often a call waiting on a permission sheet tells
+// its client so. Codex and Gemini CLI time a call out after 60 s unless
+// progress arrives, and a sheet may wait for the human for longer.
+const progressEvery = 5 * time.Second
+
+// progress reports a call's progress to its client: nothing unless the
+// client sent a progressToken with the call.
+type progress struct {
+	session *mcp.ServerSession
+	token   any
+	every   time.Duration
+}
+
+// progressFor is the progress reporter of a tools/call.
+func progressFor(req *mcp.CallToolRequest, every time.Duration) progress {
+	return progress{session: req.Session, token: req.Params.GetProgressToken(), every: every}
+}
+
+// whileWaiting sends notifications/progress while the call waits for the
+// human: the first once the permission check has taken longer than a
+// standing grant would (waitingAfter), then every p.every, until stop,
+// which returns after the last one was sent, so that none follows the
+// result.
+func (p progress) whileWaiting(ctx context.Context, tool string) (stop func()) {
+	if p.token == nil || p.session == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTimer(waitingAfter)
+		defer t.Stop()
+		start := time.Now()
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			p.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: p.token,
+				Progress:      float64(n),
+				Message:       waitingMessage(tool, time.Since(start)),
+			})
+			t.Reset(p.every)
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// waitingMessage says what a call waits for, and since when.
+func waitingMessage(tool string, waited time.Duration) string {
+	msg := tool + " is waiting for the human to answer a permission sheet in Phantom; it runs once they allow it"
+	if waited >= time.Second {
+		msg += fmt.Sprintf(" (waiting for %s)", waited.Round(time.Second))
+	}
+	return msg
+}
