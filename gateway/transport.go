@@ -9,10 +9,12 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 )
 
 // maxInFlight bounds the requests one connection runs at once; the reader
@@ -79,6 +81,10 @@ func (l *lineConn) Read(context.Context) (jsonrpc.Message, error) {
 				fmt.Sprintf("invalid request: a message longer than %d bytes; closing the connection", MaxLine)).encode())
 			return nil, err
 		}
+		if errors.Is(err, io.EOF) {
+			l.drain()
+			return nil, err
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +122,57 @@ func (l *lineConn) Read(context.Context) (jsonrpc.Message, error) {
 }
 
 var errDuplicateID = errors.New("request id in use")
+
+// drainPoll is how often drain looks at the requests in flight and the
+// socket.
+const drainPoll = 20 * time.Millisecond
+
+// drain holds back the end of the input until every request read has been
+// answered. A client (or the bridge, for it) that writes its requests and
+// closes its side at once still expects the replies: go-sdk v1.8.0 cancels
+// every request in flight and stops writing as soon as Read fails. A client
+// that hung up entirely (the socket reports POLLHUP, not just the half-close
+// of POLLRDHUP) wants nothing more: its calls end at once, and their sheets
+// are withdrawn.
+func (l *lineConn) drain() {
+	t := time.NewTicker(drainPoll)
+	defer t.Stop()
+	for {
+		l.mu.Lock()
+		n := len(l.inflight)
+		l.mu.Unlock()
+		if n == 0 || l.hungUp() {
+			return
+		}
+		select {
+		case <-t.C:
+		case <-l.closed:
+			return
+		case <-l.done:
+			return
+		}
+	}
+}
+
+// hungUp reports whether the peer closed both directions of the socket.
+func (l *lineConn) hungUp() bool {
+	sc, ok := l.nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	hup := false
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+			hup = fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+		}
+	})
+	return hup
+}
 
 // admit waits for a slot for a request and records it in flight.
 func (l *lineConn) admit(id jsonrpc.ID) error {

@@ -2,12 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/internal/testenv"
 )
 
@@ -72,6 +81,13 @@ func (r toolResult) text() string {
 // function reading the outcomes written so far.
 func runAgent(t *testing.T, env *testenv.Env, script []map[string]any) (tab string, outcomes func() []agentLine) {
 	t.Helper()
+	return runAgentVia(t, env, phantomBin, script)
+}
+
+// runAgentVia is runAgent with the agent starting bin as its phantom
+// binary, e.g. a wrapper that strips the bridge's environment.
+func runAgentVia(t *testing.T, env *testenv.Env, bin string, script []map[string]any) (tab string, outcomes func() []agentLine) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "agent")
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +97,7 @@ func runAgent(t *testing.T, env *testenv.Env, script []map[string]any) (tab stri
 	b, _ := json.Marshal(script)
 	os.WriteFile(scriptPath, b, 0o600)
 	tab = strings.TrimSpace(mustPhantom(t, env, "new", "--name", "agent", "--", "sh", "-c",
-		`echo own-tab-marker; exec "$0" "$@"`, testAgent(t), phantomBin, scriptPath, outPath))
+		`echo own-tab-marker; exec "$0" "$@"`, testAgent(t), bin, scriptPath, outPath))
 	read := func() []agentLine { return readAgentLines(outPath) }
 	t.Cleanup(func() { killAgent(read()) })
 	return tab, read
@@ -230,7 +246,7 @@ func TestMCPAgentInTab(t *testing.T) {
 			continue
 		}
 		tl := list.Tools[i]
-		if tl.Description == "" || tl.InputSchema["type"] != "object" || tl.Annotations["openWorldHint"] != false {
+		if _, openWorld := tl.Annotations["openWorldHint"]; tl.Description == "" || tl.InputSchema["type"] != "object" || openWorld {
 			t.Errorf("tool %s = %+v", want, tl)
 		}
 	}
@@ -251,15 +267,16 @@ func TestMCPAgentInTab(t *testing.T) {
 		return tb["agent_client"] == "test" && tb["agent_state"] != "AGENT_STATE_UNSPECIFIED", fmt.Sprint(tb)
 	})
 
-	// Protocol errors reach the SDK client as errors (-32602).
+	// An unknown tool is a protocol error (-32602); bad arguments are
+	// results with isError naming the schema's field.
 	if l := waitStep(t, read, 2); !strings.Contains(l.Error, "unknown tool") {
 		t.Errorf("unknown tool: %+v", l)
 	}
-	if l := waitStep(t, read, 3); !strings.Contains(l.Error, "invalid arguments") {
-		t.Errorf("wrong argument type: %+v", l)
+	if r := resultOf(t, waitStep(t, read, 3)); !r.IsError || !strings.Contains(r.text(), "terminal_id must be a string, got 7") {
+		t.Errorf("wrong argument type: %+v", r)
 	}
-	if l := waitStep(t, read, 4); !strings.Contains(l.Error, `unknown field "command"`) {
-		t.Errorf("hidden field: %+v", l)
+	if r := resultOf(t, waitStep(t, read, 4)); !r.IsError || !strings.Contains(r.text(), `unknown field "command"`) {
+		t.Errorf("hidden field: %+v", r)
 	}
 
 	// read_output on its own tab needs `read`: a sheet asks, the human
@@ -389,12 +406,16 @@ func TestMCPRawProtocol(t *testing.T) {
 		}
 		return l
 	}
+	const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	if got := ask(initialize); !strings.Contains(got, `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("initialize → %s", got)
+	}
 	for req, want := range map[string]string{
 		`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`: `"code":-32601`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping"}`:            `"id":2,"result":{}`,
 		`{oops`: `"id":null,"error":{"code":-32700`,
 		`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`:                                                            `"code":-32600`,
-		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_terminals","arguments":{"a":1}}}`: `"code":-32602`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_terminals","arguments":{"a":1}}}`: `"isError":true`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_terminals"}}`:                     `"structuredContent":{"terminals":[`,
 	} {
 		if got := ask(req); !strings.Contains(got, want) {
@@ -408,7 +429,10 @@ func TestMCPRawProtocol(t *testing.T) {
 	if !strings.Contains(line, `"hello":"ok"`) {
 		t.Fatalf("hello answer %q", line)
 	}
-	_ = br2
+	c2.Write([]byte(initialize + "\n"))
+	if got, _ := br2.ReadString('\n'); !strings.Contains(got, `"id":0,"result"`) {
+		t.Fatalf("initialize → %s", got)
+	}
 	first := tabs(t, env)[0]["id"].(string)
 	c2.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_output","arguments":{"terminal_id":"` + first + `"}}}` + "\n"))
 	sheets := func() string { return phantom(t, env, "sheet", "list", "--json").stdout }
@@ -431,4 +455,428 @@ func TestMCPRawProtocol(t *testing.T) {
 		t.Errorf("connection open after a huge line: %q", rest)
 	}
 	_ = strconv.Itoa
+}
+
+// TestBridgeDiscover checks the order in which the bridge looks for the
+// socket and the tab-state hint, and what it says it tried.
+func TestBridgeDiscover(t *testing.T) {
+	const (
+		flagSock = "/flag.sock"
+		envSock  = "/env.sock"
+		ancSock  = "/anc.sock"
+		dfltSock = "/default.sock"
+		envTab   = "/run/tabs/t1.json"
+		ancTab   = "/run/tabs/t2.json"
+	)
+	noAncestor := ancestorVars{read: 3, last: 1}
+	ancestor := ancestorVars{pid: 42, comm: "codex", socket: ancSock, tabState: ancTab, read: 2, last: 42}
+	sameSocket := ancestor
+	sameSocket.socket = envSock + "/."
+	dflt := func() (string, error) { return dfltSock, nil }
+	noHome := func() (string, error) { return "", errors.New("neither XDG_CACHE_HOME nor HOME is set") }
+	for _, tc := range []struct {
+		name     string
+		flag     string
+		env      map[string]string
+		anc      ancestorVars
+		dflt     func() (string, error)
+		want     target
+		wantWalk bool
+	}{{
+		name: "flag and full environment: no walk",
+		flag: flagSock, env: map[string]string{envSocket: envSock, envTabState: envTab}, anc: ancestor, dflt: dflt,
+		want: target{socket: flagSock, from: "--socket", tabState: envTab},
+	}, {
+		name: "environment",
+		env:  map[string]string{envSocket: envSock, envTabState: envTab}, anc: ancestor, dflt: dflt,
+		want: target{socket: envSock, from: envSocket, tried: []string{"--socket not given"}, tabState: envTab},
+	}, {
+		name: "stripped environment: the nearest ancestor's socket and tab",
+		anc:  ancestor, dflt: dflt, wantWalk: true,
+		want: target{socket: ancSock, from: "PHANTOM_MCP_SOCKET of ancestor pid 42 (codex)",
+			tried: []string{"--socket not given", "PHANTOM_MCP_SOCKET not set"}, tabState: ancTab},
+	}, {
+		name: "socket in the environment, tab from the ancestor naming the same socket",
+		env:  map[string]string{envSocket: envSock}, anc: sameSocket, dflt: dflt, wantWalk: true,
+		want: target{socket: envSock, from: envSocket, tried: []string{"--socket not given"}, tabState: ancTab},
+	}, {
+		name: "an ancestor of another instance gives no tab hint",
+		env:  map[string]string{envSocket: envSock}, anc: ancestor, dflt: dflt, wantWalk: true,
+		want: target{socket: envSock, from: envSocket, tried: []string{"--socket not given"}},
+	}, {
+		name: "nothing but the default",
+		anc:  noAncestor, dflt: dflt, wantWalk: true,
+		want: target{socket: dfltSock, from: "default", tried: []string{"--socket not given", "PHANTOM_MCP_SOCKET not set",
+			"no ancestor process has PHANTOM_MCP_SOCKET (read 3 processes up to pid 1)"}},
+	}, {
+		name: "not even a default",
+		anc:  noAncestor, dflt: noHome, wantWalk: true,
+		want: target{tried: []string{"--socket not given", "PHANTOM_MCP_SOCKET not set",
+			"no ancestor process has PHANTOM_MCP_SOCKET (read 3 processes up to pid 1)",
+			"default path unknown: neither XDG_CACHE_HOME nor HOME is set"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			walks := 0
+			got := discover(tc.flag, func(k string) string { return tc.env[k] },
+				func() ancestorVars { walks++; return tc.anc }, tc.dflt)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("discover =\n%#v\nwant\n%#v", got, tc.want)
+			}
+			if want := map[bool]int{false: 0, true: 1}[tc.wantWalk]; walks != want {
+				t.Errorf("walked the ancestors %d times, want %d", walks, want)
+			}
+		})
+	}
+}
+
+// fakeProc lays out a directory like /proc: for each process a stat file
+// and an environ file (environ nil: a directory, so that reading fails).
+func fakeProc(t *testing.T, procs []fakeProcess) procfs.FS {
+	t.Helper()
+	root := t.TempDir()
+	for _, p := range procs {
+		dir := filepath.Join(root, strconv.Itoa(p.pid))
+		os.MkdirAll(dir, 0o755)
+		stat := fmt.Sprintf("%d (%s) S %d %d %d 0 -1 %s%d\n", p.pid, p.comm, p.ppid, p.pid, p.pid, strings.Repeat("0 ", 13), 100+p.pid)
+		os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644)
+		if p.environ == nil {
+			os.Mkdir(filepath.Join(dir, "environ"), 0o755)
+		} else {
+			os.WriteFile(filepath.Join(dir, "environ"), []byte(strings.Join(p.environ, "\x00")+"\x00"), 0o644)
+		}
+	}
+	return procfs.FS{Root: root}
+}
+
+type fakeProcess struct {
+	pid, ppid int
+	comm      string
+	environ   []string
+}
+
+func TestBridgeWalkAncestors(t *testing.T) {
+	init1 := fakeProcess{1, 0, "init", []string{"PATH=/bin"}}
+	terminald := fakeProcess{10, 1, "phantom", nil} // unreadable, like a non-dumpable daemon
+	shell := fakeProcess{20, 10, "bash", []string{"HOME=/h", "PHANTOM_MCP_SOCKET=/s.sock", "PHANTOM_TAB_STATE=/run/tabs/t1.json", "PHANTOM_MCP_SOCKET=/shadowed.sock"}}
+	agent := fakeProcess{30, 20, "codex", []string{"HOME=/h", "PHANTOM_MCP_SOCKET="}}
+	for _, tc := range []struct {
+		name    string
+		procs   []fakeProcess
+		from    int
+		want    ancestorVars
+		summary string
+	}{{
+		name:  "nearest with the variable; an empty one does not count; first match wins",
+		procs: []fakeProcess{init1, terminald, shell, agent},
+		from:  30,
+		want:  ancestorVars{pid: 20, comm: "bash", socket: "/s.sock", tabState: "/run/tabs/t1.json", read: 2, last: 20},
+	}, {
+		name:  "none up to pid 1, an unreadable process skipped",
+		procs: []fakeProcess{init1, terminald, {31, 10, "codex", []string{"HOME=/h"}}},
+		from:  31,
+		want:  ancestorVars{read: 2, last: 1, unreadable: []string{"pid 10 (phantom): is a directory"}},
+		summary: "no ancestor process has PHANTOM_MCP_SOCKET (read 2 processes up to pid 1; " +
+			"could not read pid 10 (phantom): is a directory)",
+	}, {
+		name:    "a parent that is gone ends the walk",
+		procs:   []fakeProcess{{30, 77, "codex", []string{"A=1"}}},
+		from:    30,
+		want:    ancestorVars{read: 1, last: 77, stopped: "pid 77 is gone"},
+		summary: "no ancestor process has PHANTOM_MCP_SOCKET (read 1 process up to pid 77; pid 77 is gone)",
+	}, {
+		name:  "a loop only a lying /proc can have",
+		procs: []fakeProcess{{40, 41, "a", []string{}}, {41, 40, "b", []string{}}},
+		from:  40,
+		want:  ancestorVars{read: maxAncestors, last: 41, stopped: "gave up after 64 processes"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := walkAncestors(fakeProc(t, tc.procs), tc.from)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("walkAncestors =\n%#v\nwant\n%#v", got, tc.want)
+			}
+			if tc.summary != "" && got.summary() != tc.summary {
+				t.Errorf("summary = %q\nwant      %q", got.summary(), tc.summary)
+			}
+		})
+	}
+}
+
+// TestBridgeDialErrors checks that a failed dial names every source tried
+// and why the last one failed, in plain words.
+func TestBridgeDialErrors(t *testing.T) {
+	dir := t.TempDir()
+	notSocket := filepath.Join(dir, "plain-file")
+	os.WriteFile(notSocket, nil, 0o600)
+	tried := []string{"--socket not given"}
+	for _, tc := range []struct {
+		name string
+		tg   target
+		want string
+	}{{
+		name: "missing",
+		tg:   target{socket: filepath.Join(dir, "none.sock"), from: envSocket, tried: tried},
+		want: "cannot reach Phantom's MCP socket: --socket not given; PHANTOM_MCP_SOCKET " + filepath.Join(dir, "none.sock") +
+			": no such file — is Phantom running? start it with `phantom up`",
+	}, {
+		name: "not listening",
+		tg:   target{socket: notSocket, from: "default", tried: tried},
+		want: "cannot reach Phantom's MCP socket: --socket not given; default " + notSocket +
+			": nothing is listening (connection refused) — is Phantom running? start it with `phantom up`",
+	}, {
+		name: "no path at all",
+		tg:   target{tried: []string{"--socket not given", "default path unknown: no HOME"}},
+		want: "cannot reach Phantom's MCP socket: --socket not given; default path unknown: no HOME — is Phantom running? start it with `phantom up`",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.tg.dial()
+			if err == nil {
+				c.Close()
+				t.Fatal("dial succeeded")
+			}
+			if err.Error() != tc.want {
+				t.Errorf("dial error\n%s\nwant\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
+// gatewayFunc serves one connection of a fake gateway after its hello;
+// stop is closed when the test ends.
+type gatewayFunc func(c *net.UnixConn, br *bufio.Reader, stop <-chan struct{})
+
+// fakeGateway serves a socket in a fresh directory: for each connection it
+// reads the hello line and hands the rest to serve. It returns the socket
+// and a channel receiving each hello.
+func fakeGateway(t *testing.T, serve gatewayFunc) (string, chan map[string]any) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fgw") // short: socket paths are limited to 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "gw.sock")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hellos := make(chan map[string]any, 4)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	t.Cleanup(func() { close(stop); l.Close(); wg.Wait(); os.RemoveAll(dir) })
+	wg.Go(func() {
+		for {
+			c, err := l.AcceptUnix()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				line, err := br.ReadBytes('\n')
+				var h map[string]any
+				if err != nil || json.Unmarshal(line, &h) != nil {
+					t.Errorf("fake gateway: hello %q: %v", line, err)
+					return
+				}
+				hellos <- h
+				serve(c, br, stop)
+			})
+		}
+	})
+	return sock, hellos
+}
+
+const okHello = `{"hello":"ok","version":1,"connection_id":"c1"}` + "\n"
+
+// answerAtEOF is a gateway that reads every request until the client's
+// input ends, takes a while, then answers each one and closes.
+func answerAtEOF(c *net.UnixConn, br *bufio.Reader, _ <-chan struct{}) {
+	c.Write([]byte(okHello))
+	var reqs []string
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		reqs = append(reqs, strings.TrimSpace(line))
+	}
+	time.Sleep(200 * time.Millisecond)
+	for _, r := range reqs {
+		c.Write([]byte("reply to " + r + "\n"))
+	}
+}
+
+// TestBridgeEnds runs the bridge in process against fake gateways and
+// checks each way a session ends: what reaches stdout and what is
+// returned for stderr.
+func TestBridgeEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		serve     gatewayFunc
+		input     string
+		keepInput bool          // stdin stays open until the bridge returns
+		drain     time.Duration // default 10 s
+		wantOut   string
+		wantErr   string // "" for a clean end
+	}{{
+		name:    "client closes stdin at once: every reply delivered",
+		serve:   answerAtEOF,
+		input:   "1\n2\n3\n",
+		wantOut: "reply to 1\nreply to 2\nreply to 3\n",
+	}, {
+		name: "refused: nothing on stdout",
+		serve: func(c *net.UnixConn, _ *bufio.Reader, _ <-chan struct{}) {
+			c.Write([]byte(`{"error":{"code":"not_in_tab","message":"the hello claims tab t2, but process 9 runs in tab t1"}}` + "\n"))
+		},
+		input:   "1\n",
+		wantErr: "the gateway refused the connection: the hello claims tab t2, but process 9 runs in tab t1 (not_in_tab)",
+	}, {
+		name:    "closed without answering the hello",
+		serve:   func(*net.UnixConn, *bufio.Reader, <-chan struct{}) {},
+		wantErr: "the gateway closed the connection without answering the hello (EOF)",
+	}, {
+		name: "gateway leaves while the client talks",
+		serve: func(c *net.UnixConn, _ *bufio.Reader, _ <-chan struct{}) {
+			c.Write([]byte(okHello + "bye\n"))
+		},
+		keepInput: true,
+		wantOut:   "bye\n",
+		wantErr:   "the gateway closed the connection (did Phantom stop?)",
+	}, {
+		name: "gateway never closes after the input ended",
+		serve: func(c *net.UnixConn, br *bufio.Reader, stop <-chan struct{}) {
+			c.Write([]byte(okHello))
+			br.ReadString('\n')
+			c.Write([]byte("reply to 1\n"))
+			<-stop
+		},
+		input:   "1\n",
+		drain:   300 * time.Millisecond,
+		wantOut: "reply to 1\n",
+		wantErr: "gave up after 300ms waiting for the gateway to answer and close the connection; replies may be missing",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock, hellos := fakeGateway(t, tc.serve)
+			var stdin io.Reader = strings.NewReader(tc.input)
+			if tc.keepInput {
+				pr, pw := io.Pipe()
+				defer pw.Close() // ends the bridge's stdin copy
+				stdin = pr
+			}
+			drain := cmp.Or(tc.drain, 10*time.Second)
+			var out bytes.Buffer
+			err := bridge(target{socket: sock, from: "--socket", tabState: "/run/tabs/t1.json"}, "fake", drain, stdin, &out)
+			if got := fmt.Sprint(err); tc.wantErr == "" && err != nil || tc.wantErr != "" && got != tc.wantErr {
+				t.Errorf("bridge error = %v, want %q", err, tc.wantErr)
+			}
+			if out.String() != tc.wantOut {
+				t.Errorf("stdout = %q, want %q", out.String(), tc.wantOut)
+			}
+			h := <-hellos
+			want := map[string]any{"hello": "phantom", "version": 1.0, "pid": float64(os.Getpid()), "client": "fake", "tab_state": "/run/tabs/t1.json"}
+			if !reflect.DeepEqual(h, want) {
+				t.Errorf("hello = %v, want %v", h, want)
+			}
+		})
+	}
+}
+
+// TestBridgeUnreachable runs the bridge with nothing to find: a stripped
+// environment whose HOME has no socket. It must exit 1, write nothing to
+// stdout, and say on stderr what it tried, in order.
+func TestBridgeUnreachable(t *testing.T) {
+	if a := walkAncestors(procfs.Default, os.Getpid()); a.socket != "" {
+		t.Skipf("the tests run inside Phantom (%s has %s): the bridge would find it", a.name(), envSocket)
+	}
+	home := t.TempDir()
+	cmd := exec.Command(phantomBin, "+mcp-server", "--client=lost")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", out.String())
+	}
+	sock := filepath.Join(home, ".cache", "phantom", paths.BundleID()+".sock")
+	want := regexp.MustCompile(`^phantom: cannot reach Phantom's MCP socket: --socket not given; PHANTOM_MCP_SOCKET not set; ` +
+		`no ancestor process has PHANTOM_MCP_SOCKET \(read [1-9][0-9]* process(es)? up to pid [0-9]+.*\); ` +
+		`default ` + regexp.QuoteMeta(sock) + `: no such file — is Phantom running\? start it with ` + "`phantom up`\n$")
+	if !want.MatchString(errb.String()) {
+		t.Errorf("stderr:\n%s\nwant it to match\n%s", errb.String(), want)
+	}
+}
+
+// TestBridgeStrippedEnvInTab runs the test agent in a real tab, with its
+// bridge started the way the TypeScript SDK and Inspector start servers:
+// only HOME, LOGNAME, PATH, SHELL, TERM and USER. The instance's socket is
+// not at HOME's default path (the test instance has its own
+// XDG_CACHE_HOME), so the bridge can only find it through the agent's
+// environment, and the gateway must still place it in its tab.
+func TestBridgeStrippedEnvInTab(t *testing.T) {
+	env, _ := up(t)
+	if _, err := os.Stat(filepath.Join(env.Home, ".cache", "phantom", paths.BundleID()+".sock")); err == nil {
+		t.Fatal("the instance's socket is at HOME's default path: the test would prove nothing")
+	}
+	wrapper := filepath.Join(t.TempDir(), "stripped-phantom")
+	os.WriteFile(wrapper, []byte(`#!/bin/sh
+exec env -i HOME="$HOME" LOGNAME="$LOGNAME" PATH="$PATH" SHELL="$SHELL" TERM="$TERM" USER="$USER" `+phantomBin+` "$@"
+`), 0o700)
+	done := filepath.Join(t.TempDir(), "done")
+	defer os.WriteFile(done, nil, 0o600)
+	tab, read := runAgentVia(t, env, wrapper, []map[string]any{
+		{"op": "call", "tool": "list_terminals"}, // 0
+		{"op": "wait", "file": done},             // 1: the session stays open meanwhile
+	})
+	r := resultOf(t, waitStep(t, read, 0))
+	if r.IsError || !strings.Contains(r.text(), `"id":"`+tab+`"`) {
+		t.Errorf("list_terminals through a stripped bridge = %+v, want the tab %s", r, tab)
+	}
+	eventually(t, "the tab to show the test agent", func() (bool, string) {
+		tb := tabByID(tabs(t, env), tab)
+		return tb["agent_client"] == "test" && tb["agent_state"] != "AGENT_STATE_UNSPECIFIED", fmt.Sprint(tb)
+	})
+}
+
+// TestBridgeRepliesAfterStdinCloses is a client that writes its requests
+// and closes stdin at once, against a real gateway: it must get every
+// reply, and the bridge must exit 0.
+func TestBridgeRepliesAfterStdinCloses(t *testing.T) {
+	env, _ := up(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, phantomBin, "+mcp-server", "--client=hasty", "--socket="+env.Layout.MCPSocket)
+	cmd.Env = env.Vars
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hasty","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_terminals","arguments":{}}}`,
+	}, "\n") + "\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Errorf("bridge: %v\nstderr: %s", err, errb.String())
+	}
+	got := map[string]string{}
+	for l := range strings.Lines(out.String()) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Errorf("stdout line %q is not JSON-RPC: %v", l, err)
+			continue
+		}
+		got[string(m.ID)] = string(m.Result) + string(m.Error)
+	}
+	for id, want := range map[string]string{"1": `"protocolVersion"`, "2": `"list_terminals"`, "3": `"terminals"`} {
+		if !strings.Contains(got[id], want) {
+			t.Errorf("reply to request %s = %q, want it to contain %s (the gateway must answer every request it read before closing on the end of input)",
+				id, got[id], want)
+		}
+	}
 }
