@@ -110,8 +110,12 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 
 // ListPolicy returns the capability each tool needs.
 func (s *Service) ListPolicy(context.Context, *authzv1.ListPolicyRequest) (*authzv1.ListPolicyResponse, error) {
+	caps, err := s.policy.Capabilities()
+	if err != nil {
+		return nil, err
+	}
 	resp := &authzv1.ListPolicyResponse{}
-	for name, c := range policy.Capabilities() {
+	for name, c := range caps {
 		resp.Tools = append(resp.Tools, &authzv1.ToolPolicy{Tool: name, Capability: capabilityToProto(c)})
 	}
 	slices.SortFunc(resp.Tools, func(a, b *authzv1.ToolPolicy) int { return strings.Compare(a.GetTool(), b.GetTool()) })

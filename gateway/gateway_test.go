@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/internal/toolreg"
 )
 
 // fakeCreds are injected peer credentials.
@@ -167,10 +168,17 @@ func TestTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"list_terminals", "read_output", "create_terminal", "run_command", "focus_terminal",
-		"update_terminal", "list_groups", "create_group", "update_group", "move_to_group", "list_theme_colors"} {
-		if tt.byName[name] == nil {
-			t.Errorf("no tool %s", name)
+	reg, err := toolreg.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tt.byName) != len(reg.Tools()) {
+		t.Errorf("the gateway lists %d tools, the registry has %d", len(tt.byName), len(reg.Tools()))
+	}
+	for _, rt := range reg.Tools() {
+		tl := tt.byName[rt.Name]
+		if tl == nil || tl.daemon != rt.Daemon || tl.method != rt.Method || tl.listing.Description == "" {
+			t.Errorf("tool %s: gateway has %+v; want it routed to %s %s with a description", rt.Name, tl, rt.Daemon, rt.Method)
 		}
 	}
 	for _, internal := range []string{"close_terminal", "attach", "set_agent_state"} {

@@ -6,25 +6,12 @@ import (
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/phantom-dev/phantom/internal/toolreg"
 	phantomproto "github.com/phantom-dev/phantom/proto/phantom"
 	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
-	// The services whose methods are tools register themselves here.
-	_ "github.com/phantom-dev/phantom/proto/phantom/git/v1"
-	_ "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
-
-// serviceDaemons is the one table from a proto package to the daemon that
-// serves its services.
-var serviceDaemons = map[protoreflect.FullName]string{
-	"phantom.terminal.v1": "terminald",
-	"phantom.editor.v1":   "editord",
-	"phantom.lsp.v1":      "lspd",
-	"phantom.git.v1":      "gitd",
-}
 
 // tool is one MCP tool: a gRPC method carrying the phantom.mcp.v1.tool
 // option.
@@ -60,98 +47,63 @@ func (t *toolTable) sorted() []*tool {
 	return tools
 }
 
-// buildTools walks every registered file for methods carrying the tool
-// option. Descriptions come from the protos' comments (the embedded
-// descriptors); a method whose package no daemon serves is an error, as is
-// a tool name used twice.
+// buildTools builds the tool table from the tool registry
+// (internal/toolreg): each tool's name, daemon, method, types and hidden
+// fields are the registry's; its listing adds the schemas derived from the
+// request and response messages and the description from the method's
+// proto comment (the embedded descriptors).
 func buildTools() (*toolTable, error) {
+	reg, err := toolreg.Default()
+	if err != nil {
+		return nil, err
+	}
 	set, err := phantomproto.Descriptors()
 	if err != nil {
 		return nil, err
 	}
 	docs := readComments(set)
 	t := &toolTable{byName: map[string]*tool{}}
-	var ferr error
-	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
-		svcs := fd.Services()
-		for i := 0; i < svcs.Len(); i++ {
-			methods := svcs.Get(i).Methods()
-			for j := 0; j < methods.Len(); j++ {
-				if err := t.add(methods.Get(j), docs); err != nil {
-					ferr = err
-					return false
-				}
-			}
+	for _, rt := range reg.Tools() {
+		tl, err := newTool(rt, docs)
+		if err != nil {
+			return nil, err
 		}
-		return true
-	})
-	if ferr != nil {
-		return nil, ferr
+		t.byName[tl.name] = tl
 	}
 	return t, nil
 }
 
-// add adds m to the table if it carries the tool option.
-func (t *toolTable) add(m protoreflect.MethodDescriptor, docs comments) error {
-	opt, ok := proto.GetExtension(m.Options(), mcpv1.E_Tool).(*mcpv1.Tool)
-	if !ok || opt == nil || opt.GetName() == "" {
-		return nil
-	}
-	if m.IsStreamingClient() || m.IsStreamingServer() {
-		return fmt.Errorf("method %s: a streaming method cannot be a tool", m.FullName())
-	}
-	if _, dup := t.byName[opt.GetName()]; dup {
-		return fmt.Errorf("method %s: tool name %q used twice", m.FullName(), opt.GetName())
-	}
-	svc := m.Parent().(protoreflect.ServiceDescriptor)
-	daemon, ok := serviceDaemons[svc.ParentFile().Package()]
-	if !ok {
-		return fmt.Errorf("method %s: no daemon serves package %s", m.FullName(), svc.ParentFile().Package())
-	}
-	in, err := protoregistry.GlobalTypes.FindMessageByName(m.Input().FullName())
+// newTool is the gateway's view of a registry tool.
+func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
+	m := rt.Descriptor
+	inSchema, err := json.Marshal(messageSchema(m.Input(), rt.Hidden, docs, 0))
 	if err != nil {
-		return fmt.Errorf("method %s: request type: %w", m.FullName(), err)
-	}
-	out, err := protoregistry.GlobalTypes.FindMessageByName(m.Output().FullName())
-	if err != nil {
-		return fmt.Errorf("method %s: response type: %w", m.FullName(), err)
-	}
-	hidden := map[protoreflect.Name]bool{}
-	for _, h := range opt.GetHiddenFields() {
-		if m.Input().Fields().ByName(protoreflect.Name(h)) == nil {
-			return fmt.Errorf("method %s: hidden field %q is not a field of %s", m.FullName(), h, m.Input().FullName())
-		}
-		hidden[protoreflect.Name(h)] = true
-	}
-	inSchema, err := json.Marshal(messageSchema(m.Input(), hidden, docs, 0))
-	if err != nil {
-		return fmt.Errorf("method %s: encode input schema: %w", m.FullName(), err)
+		return nil, fmt.Errorf("tool %s: encode input schema: %w", rt.Name, err)
 	}
 	outSchema, err := json.Marshal(outputSchema(m.Output(), docs, 0))
 	if err != nil {
-		return fmt.Errorf("method %s: encode output schema: %w", m.FullName(), err)
+		return nil, fmt.Errorf("tool %s: encode output schema: %w", rt.Name, err)
 	}
 	desc := docs[m.FullName()]
-	if opt.GetNeedsTab() {
+	if rt.Option.GetNeedsTab() {
 		desc += "\n\nThe caller must run inside a Phantom tab."
 	}
-	t.byName[opt.GetName()] = &tool{
-		name:   opt.GetName(),
-		daemon: daemon,
-		method: "/" + string(svc.FullName()) + "/" + string(m.Name()),
-		input:  in,
-		output: out,
-		opt:    opt,
-		hidden: hidden,
+	return &tool{
+		name:   rt.Name,
+		daemon: rt.Daemon,
+		method: rt.Method,
+		input:  rt.Request,
+		output: rt.Response,
+		opt:    rt.Option,
+		hidden: rt.Hidden,
 		listing: &mcp.Tool{
-			Name:         opt.GetName(),
+			Name:         rt.Name,
 			Description:  desc,
 			InputSchema:  json.RawMessage(inSchema),
 			OutputSchema: json.RawMessage(outSchema),
-			Annotations:  annotations(opt),
+			Annotations:  annotations(rt.Option),
 		},
-	}
-	return nil
+	}, nil
 }
 
 // annotations are the tool's behaviour hints from its option. What the

@@ -1,46 +1,63 @@
 package policy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/toolreg"
 )
 
-// Policy evaluates tool calls against the table.
+// Policy evaluates tool calls against the rules of the tool registry.
 type Policy struct {
 	tabs    Lister
 	project Projector
+	reg     *toolreg.Registry
+	err     error // the registry or the specials did not load: refuse all
 }
 
-// New returns a policy that learns about tabs from tabs and names projects
-// with project (GitProject when nil).
+// New returns a policy on Phantom's tool registry that learns about tabs
+// from tabs and names projects with project (GitProject when nil).
 func New(tabs Lister, project Projector) *Policy {
+	reg, err := toolreg.Default()
+	return newPolicy(tabs, project, reg, err)
+}
+
+func newPolicy(tabs Lister, project Projector, reg *toolreg.Registry, err error) *Policy {
 	if project == nil {
 		project = GitProject
 	}
-	return &Policy{tabs: tabs, project: project}
+	if err == nil {
+		err = checkSpecials(reg)
+	}
+	return &Policy{tabs: tabs, project: project, reg: reg, err: err}
 }
 
-// Evaluate works out what a call of tool with argsJSON by caller needs. An
-// unknown tool, malformed arguments or a tab that does not exist is an
-// error of an errdefs kind whose message a model can act on.
+// Evaluate works out what a call of tool with argsJSON by caller needs.
+// The arguments are read into the tool's typed request (protojson), and
+// the reach and subject fields are read from it by descriptor. An unknown
+// tool, arguments that do not fit the request or a tab that does not
+// exist is an error of an errdefs kind whose message a model can act on.
 func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) (Need, error) {
-	r, ok := tools[tool]
+	if p.err != nil {
+		return Need{}, loadError(p.err)
+	}
+	t, ok := p.reg.ByName(tool)
 	if !ok {
 		return Need{}, fmt.Errorf("tool %q is not in Phantom's permission table, so it is refused: %w", tool, errdefs.ErrInvalidArgument)
 	}
-	need := Need{Tool: tool, Capability: r.capability}
-	if r.touches == nil {
+	need := Need{Tool: tool, Capability: capabilityOf(t.Capability)}
+	if need.Capability == None {
 		return need, nil
 	}
-	args, err := parseArgs(argsJSON)
+	req, err := decodeRequest(t, argsJSON)
 	if err != nil {
 		return Need{}, err
 	}
@@ -48,7 +65,7 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 	if err != nil {
 		return Need{}, fmt.Errorf("cannot learn the tabs from terminald, so the call is refused: %v: %w", err, errdefs.ErrUnavailable)
 	}
-	e := &evaluation{ctx: ctx, args: args, tabs: list, project: p.project, projects: map[string]string{},
+	e := &evaluation{ctx: ctx, tool: t, req: req, tabs: list, project: p.project, projects: map[string]string{},
 		escaped: c.InsideWithoutTab}
 	// A caller that left its tab's process tree is in no tab, whatever
 	// tab it names: everything it touches reaches all.
@@ -61,17 +78,32 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 		need.CallerTitle = tabTitle(self)
 		need.Project = e.projectOf(self.Directory)
 	}
-	need.Reach, need.Subject, err = r.touches(e)
+	need.Reach, need.Subject, err = e.touches()
 	if err != nil {
 		return Need{}, err
 	}
 	return need, nil
 }
 
+// decodeRequest reads argsJSON into the tool's request message; empty
+// arguments are the empty request.
+func decodeRequest(t *toolreg.Tool, argsJSON string) (protoreflect.Message, error) {
+	m := t.Request.New()
+	if strings.TrimSpace(argsJSON) == "" {
+		return m, nil
+	}
+	if err := protojson.Unmarshal([]byte(argsJSON), m.Interface()); err != nil {
+		return nil, fmt.Errorf("the arguments of %s do not fit its request %s: %v: %w",
+			t.Name, m.Descriptor().FullName(), err, errdefs.ErrInvalidArgument)
+	}
+	return m, nil
+}
+
 // evaluation is one call being evaluated.
 type evaluation struct {
 	ctx      context.Context
-	args     arguments
+	tool     *toolreg.Tool
+	req      protoreflect.Message
 	tabs     []TabInfo
 	self     *TabInfo // nil outside any tab
 	escaped  bool     // the caller runs inside Phantom but in no tab
@@ -100,64 +132,21 @@ func (e *evaluation) projectOf(dir string) string {
 	return p
 }
 
-// dirArg reads a directory argument, by default the caller tab's directory;
-// a relative path is taken from the caller tab's directory.
-func (e *evaluation) dirArg(key string) (string, error) {
-	dir, err := e.args.str(key)
-	if err != nil {
-		return "", err
-	}
+// dirArg reads the directory field f, by default the caller tab's
+// directory; a relative path is taken from the caller tab's directory.
+func (e *evaluation) dirArg(f protoreflect.FieldDescriptor) (string, error) {
+	dir := e.req.Get(f).String()
 	switch {
 	case dir == "" && e.self != nil:
 		return e.self.Directory, nil
 	case dir == "":
-		return "", fmt.Errorf("argument %s is required outside a Phantom tab: %w", key, errdefs.ErrInvalidArgument)
+		return "", fmt.Errorf("argument %s is required outside a Phantom tab: %w", f.Name(), errdefs.ErrInvalidArgument)
 	case filepath.IsAbs(dir):
 		return filepath.Clean(dir), nil
 	case e.self != nil && e.self.Directory != "":
 		return filepath.Join(e.self.Directory, dir), nil
 	}
-	return "", fmt.Errorf("argument %s: %s is not an absolute path: %w", key, quote(dir), errdefs.ErrInvalidArgument)
-}
-
-// arguments are a call's arguments, decoded lazily.
-type arguments map[string]json.RawMessage
-
-func parseArgs(s string) (arguments, error) {
-	a := arguments{}
-	if strings.TrimSpace(s) == "" {
-		return a, nil
-	}
-	if err := json.Unmarshal([]byte(s), &a); err != nil {
-		return nil, fmt.Errorf("arguments are not a JSON object: %v: %w", err, errdefs.ErrInvalidArgument)
-	}
-	return a, nil
-}
-
-// str reads a string argument; absent or null is "".
-func (a arguments) str(key string) (string, error) {
-	raw, ok := a[key]
-	if !ok || bytes.Equal(raw, []byte("null")) {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("argument %s must be a string: %w", key, errdefs.ErrInvalidArgument)
-	}
-	return s, nil
-}
-
-// strs reads a list of strings; absent or null is empty.
-func (a arguments) strs(key string) ([]string, error) {
-	raw, ok := a[key]
-	if !ok || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	var s []string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("argument %s must be a list of strings: %w", key, errdefs.ErrInvalidArgument)
-	}
-	return s, nil
+	return "", fmt.Errorf("argument %s: %s is not an absolute path: %w", f.Name(), quote(dir), errdefs.ErrInvalidArgument)
 }
 
 // GitProject is the project of dir: its git toplevel (`git -C dir

@@ -3,8 +3,11 @@
 // what a call needs; whether a grant covers it, and asking the human when
 // none does, are the grants and sheets packages' business.
 //
-// The policy lives here alone: the gateway sends every tool call with its
-// arguments, and a tool this table does not know is refused (fail closed).
+// The rules come from the tool registry (internal/toolreg): each tool's
+// proto option names its capability, the request field that decides its
+// reach and the fields its sheet shows, and the policy evaluates them on
+// the typed request. The gateway sends every tool call with its arguments;
+// a tool the registry does not know is refused (fail closed).
 package policy
 
 import (

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/toolreg"
 )
 
 type fakeTabs []TabInfo
@@ -71,8 +72,16 @@ func TestEvaluate(t *testing.T) {
 		{"worktree of own repository", in("t3"), "remove_worktree", `{"repository":"/src/lib"}`, Worktree, Tab, "", "/src/lib", nil},
 		{"worktree of group tab's repository", in("t1"), "add_worktree", `{"repository":"/src/web"}`, Worktree, Group, "repository /src/web", "/src/app", nil},
 		{"worktree of other repository", in("t1"), "tidy_worktrees", `{"repository":"/src/lib"}`, Worktree, All, "", "/src/app", nil},
+		{"worktree subject shows path", in("t1"), "remove_worktree", `{"repository":"/src/app","path":"/src/app.worktrees/x"}`, Worktree, Tab,
+			`repository /src/app, path "/src/app.worktrees/x"; the caller tab's own project`, "/src/app", nil},
+		{"worktree relative repository", in("t3"), "list_worktrees", `{"repository":"sub"}`, Worktree, Tab, "repository /src/lib/sub", "/src/lib", nil},
+		{"worktree hidden caller directory is ignored", in("t1"), "list_worktrees", `{"caller_directory":"/src/lib"}`, Worktree, Tab, "repository /src/app;", "/src/app", nil},
+		{"unknown argument", in("t1"), "read_output", `{"terminal_id":"t1","tab":"t3"}`, 0, 0, "tab", "", errdefs.ErrInvalidArgument},
 		{"worktree outside tab needs repository", Caller{Client: "x", ConnectionID: "c"}, "list_worktrees", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
-		{"configure language server", in("t1"), "configure_language_server", `{"language":"go","command":"gopls","args":["serve"]}`, Configure, Tab, `start go as "gopls" "serve"`, "/src/app", nil},
+		{"configure language server", in("t1"), "configure_language_server", `{"language":"go","command":"gopls","args":["serve"]}`, Configure, Tab,
+			`workspace /src/app, language "go", command "gopls", args "serve"; the caller tab's own project`, "/src/app", nil},
+		{"configure language server elsewhere", in("t1"), "configure_language_server", `{"workspace":"/src/lib","language":"go"}`, Configure, All,
+			"workspace /src/lib", "/src/app", nil},
 		{"unknown tool fails closed", in("t1"), "format_disk", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
 		{"missing tab", in("t1"), "read_output", `{"terminal_id":"t99"}`, 0, 0, "", "", errdefs.ErrNotFound},
 		{"missing terminal_id", in("t1"), "read_output", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
@@ -188,15 +197,21 @@ func TestCovers(t *testing.T) {
 	}
 }
 
-// TestTableNamesKnownTools keeps the table in step with the design's tools.
-func TestTableNamesKnownTools(t *testing.T) {
-	for _, tool := range []string{"list_terminals", "read_output", "create_terminal", "run_command", "focus_terminal",
-		"update_terminal", "list_groups", "create_group", "update_group", "move_to_group", "list_theme_colors",
-		"list_panes", "open_file", "open_file_in_split", "focus_tab", "close_tab", "reveal_line", "list_diagnostics",
-		"list_language_servers", "restart_language_server", "configure_language_server", "list_worktrees",
-		"add_worktree", "remove_worktree", "tidy_worktrees"} {
-		if !Known(tool) {
-			t.Errorf("tool %s is not in the policy table", tool)
+// TestEveryToolHasARule: every tool of the registry is known to the
+// policy, and the special rules agree with the protos' subject fields.
+func TestEveryToolHasARule(t *testing.T) {
+	p := New(workspace, project)
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	reg, _ := toolreg.Default()
+	caps, err := p.Capabilities()
+	if err != nil || len(caps) != len(reg.Tools()) {
+		t.Fatalf("Capabilities() = %v, %v; want one per registry tool (%d)", caps, err, len(reg.Tools()))
+	}
+	for _, tl := range reg.Tools() {
+		if !p.Known(tl.Name) {
+			t.Errorf("tool %s has no rule", tl.Name)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/phantom-dev/phantom/internal/errdefs"
 )
 
@@ -21,16 +23,13 @@ func sameGroup(a, b TabInfo) bool {
 	return a.GroupID != "" && a.GroupID == b.GroupID && !a.GroupSetByAgent && !b.GroupSetByAgent
 }
 
-// reachTab is the reach of touching the tab named by argument key: the
+// reachTab is the reach of touching the tab named by the field f: the
 // caller's own tab, a tab of its group (see sameGroup), or anything else.
 // It also says so in words, for the sheet.
-func (e *evaluation) reachTab(key string) (Scope, TabInfo, string, error) {
-	id, err := e.args.str(key)
-	if err != nil {
-		return 0, TabInfo{}, "", err
-	}
+func (e *evaluation) reachTab(f protoreflect.FieldDescriptor) (Scope, TabInfo, string, error) {
+	id := e.req.Get(f).String()
 	if id == "" {
-		return 0, TabInfo{}, "", fmt.Errorf("argument %s is required: %w", key, errdefs.ErrInvalidArgument)
+		return 0, TabInfo{}, "", fmt.Errorf("argument %s is required: %w", f.Name(), errdefs.ErrInvalidArgument)
 	}
 	t, ok := e.tab(id)
 	switch {

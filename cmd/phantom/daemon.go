@@ -15,6 +15,7 @@ import (
 	"github.com/phantom-dev/phantom/gitd"
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/lspd"
 	"github.com/phantom-dev/phantom/terminald"
 )
 
@@ -24,6 +25,7 @@ var runners = map[string]func(ctx context.Context, addr string, l paths.Layout, 
 	"authz":     authz.Run,
 	"gateway":   gateway.Run,
 	"gitd":      gitd.Run,
+	"lspd":      lspd.Run,
 }
 
 func daemonCmd() *cobra.Command {

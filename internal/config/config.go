@@ -38,6 +38,26 @@ type Config struct {
 	// Sandbox is what sandboxed tabs (agent tabs, `phantom new --sandbox`)
 	// may write besides their directory and the temporary directories.
 	Sandbox Sandbox `json:"sandbox"`
+	// LanguageServers configures lspd's servers by language ("go", "c",
+	// "cpp", "python" or a new one), over the built-in ones. What
+	// configure_language_server changes is kept in lspd's own state file
+	// and wins over these.
+	LanguageServers map[string]LanguageServer `json:"language_servers,omitempty"`
+}
+
+// LanguageServer says how one language's server starts; unset fields keep
+// the built-in values.
+type LanguageServer struct {
+	// Command is the program and its arguments, e.g. ["gopls", "serve"].
+	Command []string `json:"command,omitempty"`
+	// Env are extra environment variables for it.
+	Env map[string]string `json:"env,omitempty"`
+	// InitializationOptions is sent with LSP's initialize.
+	InitializationOptions json.RawMessage `json:"initialization_options,omitempty"`
+	// Settings answer the server's workspace/configuration requests.
+	Settings json.RawMessage `json:"settings,omitempty"`
+	// Extensions are the file name extensions the language covers.
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 // DefaultAgents are the agents known without configuration.

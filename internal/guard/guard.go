@@ -37,15 +37,16 @@ import (
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/peercred"
+	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
-	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 )
 
 // Guard is one daemon's gate. Create it with New, pass ServerOptions to
 // daemon.New, and Close it after the server stopped.
 type Guard struct {
-	opts  Options
-	tools map[string]*mcpv1.Tool // full method name → its MCP tool
+	opts     Options
+	tools    map[string]*toolreg.Tool // full method name → its MCP tool
+	toolsErr error                    // the daemon's tools could not be placed: refuse them all
 
 	once  sync.Once
 	cc    *grpc.ClientConn
@@ -74,9 +75,21 @@ type Options struct {
 }
 
 // New makes the guard of a daemon whose tools are the methods of fd
-// carrying the MCP tool option.
+// carrying the MCP tool option, as the tool registry knows them. Should
+// the registry not load, every call from inside Phantom is refused with
+// the reason.
 func New(fd protoreflect.FileDescriptor, opts Options) *Guard {
-	return &Guard{opts: opts, tools: toolMethods(fd)}
+	g := &Guard{opts: opts, tools: map[string]*toolreg.Tool{}}
+	reg, err := toolreg.Default()
+	if err == nil {
+		var tools []*toolreg.Tool
+		tools, err = reg.ForFile(fd)
+		for _, t := range tools {
+			g.tools[t.Method] = t
+		}
+	}
+	g.toolsErr = err
+	return g
 }
 
 // ServerOptions are the gRPC options that install the guard: the caller
@@ -87,22 +100,6 @@ func (g *Guard) ServerOptions() []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(g.unary),
 		grpc.ChainStreamInterceptor(g.stream),
 	}
-}
-
-// toolMethods maps each method carrying the MCP tool option to it.
-func toolMethods(fd protoreflect.FileDescriptor) map[string]*mcpv1.Tool {
-	out := map[string]*mcpv1.Tool{}
-	svcs := fd.Services()
-	for i := range svcs.Len() {
-		ms := svcs.Get(i).Methods()
-		for j := range ms.Len() {
-			m := ms.Get(j)
-			if t, ok := proto.GetExtension(m.Options(), mcpv1.E_Tool).(*mcpv1.Tool); ok && t.GetName() != "" {
-				out[fmt.Sprintf("/%s/%s", svcs.Get(i).FullName(), m.Name())] = t
-			}
-		}
-	}
-	return out
 }
 
 // identify places a connecting process once, while its pidfd is open
@@ -158,6 +155,9 @@ func (g *Guard) check(ctx context.Context, method string, req any) (context.Cont
 	if slices.Contains(g.opts.Open, method) {
 		return ctx, nil
 	}
+	if g.toolsErr != nil {
+		return ctx, status.Errorf(codes.Internal, "%s refused: this daemon's tools are unknown: %v", shortMethod(method), g.toolsErr)
+	}
 	tool, ok := g.tools[method]
 	if !ok {
 		why, ok := g.opts.Refuse[method]
@@ -169,18 +169,19 @@ func (g *Guard) check(ctx context.Context, method string, req any) (context.Cont
 	m, _ := req.(proto.Message)
 	if f := setHiddenField(m, tool); f != "" {
 		return ctx, status.Errorf(codes.PermissionDenied, "%s: field %s is for the human's CLI only; processes inside Phantom may not set it (process %d runs %s)",
-			tool.GetName(), f, c.PID, c.where())
+			tool.Name, f, c.PID, c.where())
 	}
-	return ctx, g.authorize(ctx, c, tool.GetName(), m)
+	return ctx, g.authorize(ctx, c, tool.Name, m)
 }
 
-// setHiddenField returns the first field hidden from agents that m sets.
-func setHiddenField(m proto.Message, tool *mcpv1.Tool) string {
+// setHiddenField returns the first field hidden from agents that m sets,
+// in the proto's order.
+func setHiddenField(m proto.Message, tool *toolreg.Tool) string {
 	if m == nil {
 		return ""
 	}
 	r := m.ProtoReflect()
-	for _, name := range tool.GetHiddenFields() {
+	for _, name := range tool.Option.GetHiddenFields() {
 		if f := r.Descriptor().Fields().ByName(protoreflect.Name(name)); f != nil && r.Has(f) {
 			return name
 		}

@@ -24,7 +24,7 @@ var bundleID = "dev.phantom.Phantom.dev"
 func BundleID() string { return bundleID }
 
 // Daemons lists the daemon names in start order.
-var Daemons = []string{"terminald", "authz", "gateway", "gitd"}
+var Daemons = []string{"terminald", "authz", "gateway", "gitd", "lspd"}
 
 // Layout is every path one Phantom instance uses.
 type Layout struct {

@@ -22,9 +22,138 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Tool marks a gRPC method as an MCP tool. The gateway's tool table is every
-// method carrying this option: the tool's input schema is derived from the
-// request message and its description from the method's comment.
+// Capability is a kind of sensitive act a grant can allow (authz's
+// Capability, with an explicit "none").
+type Capability int32
+
+const (
+	// Not stated: a tool must say which capability it needs.
+	Capability_CAPABILITY_UNSPECIFIED Capability = 0
+	// The tool needs no permission.
+	Capability_CAPABILITY_NONE Capability = 1
+	// Reading a terminal's scrollback.
+	Capability_CAPABILITY_READ Capability = 2
+	// Typing into an idle terminal.
+	Capability_CAPABILITY_RUN Capability = 3
+	// Changing how a language server starts.
+	Capability_CAPABILITY_CONFIGURE Capability = 4
+	// Creating, moving, repairing, unlocking, pruning, removing or listing
+	// worktrees.
+	Capability_CAPABILITY_WORKTREE Capability = 5
+)
+
+// Enum value maps for Capability.
+var (
+	Capability_name = map[int32]string{
+		0: "CAPABILITY_UNSPECIFIED",
+		1: "CAPABILITY_NONE",
+		2: "CAPABILITY_READ",
+		3: "CAPABILITY_RUN",
+		4: "CAPABILITY_CONFIGURE",
+		5: "CAPABILITY_WORKTREE",
+	}
+	Capability_value = map[string]int32{
+		"CAPABILITY_UNSPECIFIED": 0,
+		"CAPABILITY_NONE":        1,
+		"CAPABILITY_READ":        2,
+		"CAPABILITY_RUN":         3,
+		"CAPABILITY_CONFIGURE":   4,
+		"CAPABILITY_WORKTREE":    5,
+	}
+)
+
+func (x Capability) Enum() *Capability {
+	p := new(Capability)
+	*p = x
+	return p
+}
+
+func (x Capability) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Capability) Descriptor() protoreflect.EnumDescriptor {
+	return file_phantom_mcp_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (Capability) Type() protoreflect.EnumType {
+	return &file_phantom_mcp_v1_options_proto_enumTypes[0]
+}
+
+func (x Capability) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Capability.Descriptor instead.
+func (Capability) EnumDescriptor() ([]byte, []int) {
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{0}
+}
+
+// ReachKind is what a reach field names, and so how its reach is decided.
+type ReachKind int32
+
+const (
+	// Not stated: a tool must say how its reach is decided.
+	ReachKind_REACH_KIND_UNSPECIFIED ReachKind = 0
+	// The tool touches nothing a grant is scoped to (free tools).
+	ReachKind_REACH_KIND_NONE ReachKind = 1
+	// A tab id: the caller's own tab, a tab of its group, or any other.
+	ReachKind_REACH_KIND_TAB ReachKind = 2
+	// A directory (a repository, a workspace): its project is the caller
+	// tab's own, that of a tab of its group, or any other. Empty means the
+	// caller tab's directory; a relative path is taken from it.
+	ReachKind_REACH_KIND_DIRECTORY ReachKind = 3
+)
+
+// Enum value maps for ReachKind.
+var (
+	ReachKind_name = map[int32]string{
+		0: "REACH_KIND_UNSPECIFIED",
+		1: "REACH_KIND_NONE",
+		2: "REACH_KIND_TAB",
+		3: "REACH_KIND_DIRECTORY",
+	}
+	ReachKind_value = map[string]int32{
+		"REACH_KIND_UNSPECIFIED": 0,
+		"REACH_KIND_NONE":        1,
+		"REACH_KIND_TAB":         2,
+		"REACH_KIND_DIRECTORY":   3,
+	}
+)
+
+func (x ReachKind) Enum() *ReachKind {
+	p := new(ReachKind)
+	*p = x
+	return p
+}
+
+func (x ReachKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReachKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_phantom_mcp_v1_options_proto_enumTypes[1].Descriptor()
+}
+
+func (ReachKind) Type() protoreflect.EnumType {
+	return &file_phantom_mcp_v1_options_proto_enumTypes[1]
+}
+
+func (x ReachKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReachKind.Descriptor instead.
+func (ReachKind) EnumDescriptor() ([]byte, []int) {
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
+// Tool marks a gRPC method as an MCP tool, and says everything Phantom
+// needs to know about it: the gateway lists and routes it, the daemons'
+// guard maps the method to it, and authz derives its permission rule from
+// it (internal/toolreg reads it once for all of them). The tool's input
+// schema is derived from the request message and its description from the
+// method's comment.
 type Tool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tool's name, e.g. "read_output".
@@ -38,7 +167,17 @@ type Tool struct {
 	// The tool needs the caller to run inside a Phantom tab.
 	NeedsTab bool `protobuf:"varint,5,opt,name=needs_tab,json=needsTab,proto3" json:"needs_tab,omitempty"`
 	// Request fields hidden from agents (the human CLI's own arguments).
-	HiddenFields  []string `protobuf:"bytes,6,rep,name=hidden_fields,json=hiddenFields,proto3" json:"hidden_fields,omitempty"`
+	HiddenFields []string `protobuf:"bytes,6,rep,name=hidden_fields,json=hiddenFields,proto3" json:"hidden_fields,omitempty"`
+	// The capability a call needs; CAPABILITY_NONE for a tool that needs no
+	// permission. Every tool must say which: unspecified is a load error.
+	Capability Capability `protobuf:"varint,7,opt,name=capability,proto3,enum=phantom.mcp.v1.Capability" json:"capability,omitempty"`
+	// How far a call reaches from the caller's tab: which request field
+	// names what it touches. REACH_KIND_NONE exactly when capability is
+	// CAPABILITY_NONE.
+	Reach *Reach `protobuf:"bytes,8,opt,name=reach,proto3" json:"reach,omitempty"`
+	// Request fields the permission sheet shows besides the reach target,
+	// e.g. the command run_command would type.
+	SubjectFields []string `protobuf:"bytes,9,rep,name=subject_fields,json=subjectFields,proto3" json:"subject_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -115,6 +254,83 @@ func (x *Tool) GetHiddenFields() []string {
 	return nil
 }
 
+func (x *Tool) GetCapability() Capability {
+	if x != nil {
+		return x.Capability
+	}
+	return Capability_CAPABILITY_UNSPECIFIED
+}
+
+func (x *Tool) GetReach() *Reach {
+	if x != nil {
+		return x.Reach
+	}
+	return nil
+}
+
+func (x *Tool) GetSubjectFields() []string {
+	if x != nil {
+		return x.SubjectFields
+	}
+	return nil
+}
+
+// Reach names the request field that decides how far a call reaches.
+type Reach struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the field names.
+	Kind ReachKind `protobuf:"varint,1,opt,name=kind,proto3,enum=phantom.mcp.v1.ReachKind" json:"kind,omitempty"`
+	// The request field (a singular string), e.g. "terminal_id"; empty for
+	// REACH_KIND_NONE.
+	Field         string `protobuf:"bytes,2,opt,name=field,proto3" json:"field,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reach) Reset() {
+	*x = Reach{}
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reach) ProtoMessage() {}
+
+func (x *Reach) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reach.ProtoReflect.Descriptor instead.
+func (*Reach) Descriptor() ([]byte, []int) {
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Reach) GetKind() ReachKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ReachKind_REACH_KIND_UNSPECIFIED
+}
+
+func (x *Reach) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
 var file_phantom_mcp_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -122,6 +338,14 @@ var file_phantom_mcp_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
 		Field:         51000,
 		Name:          "phantom.mcp.v1.tool",
 		Tag:           "bytes,51000,opt,name=tool",
+		Filename:      "phantom/mcp/v1/options.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.ServiceOptions)(nil),
+		ExtensionType: (*string)(nil),
+		Field:         51000,
+		Name:          "phantom.mcp.v1.daemon",
+		Tag:           "bytes,51000,opt,name=daemon",
 		Filename:      "phantom/mcp/v1/options.proto",
 	},
 }
@@ -134,11 +358,20 @@ var (
 	E_Tool = &file_phantom_mcp_v1_options_proto_extTypes[0]
 )
 
+// Extension fields to descriptorpb.ServiceOptions.
+var (
+	// The daemon that serves the service, e.g. "terminald": the gateway
+	// routes the service's tools to it. Required on every service with tools.
+	//
+	// optional string daemon = 51000;
+	E_Daemon = &file_phantom_mcp_v1_options_proto_extTypes[1]
+)
+
 var File_phantom_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xbb\x01\n" +
+	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xcb\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12 \n" +
@@ -147,8 +380,30 @@ const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"idempotent\x18\x04 \x01(\bR\n" +
 	"idempotent\x12\x1b\n" +
 	"\tneeds_tab\x18\x05 \x01(\bR\bneedsTab\x12#\n" +
-	"\rhidden_fields\x18\x06 \x03(\tR\fhiddenFields:J\n" +
-	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xb8\x8e\x03 \x01(\v2\x14.phantom.mcp.v1.ToolR\x04toolB;Z9github.com/phantom-dev/phantom/proto/phantom/mcp/v1;mcpv1b\x06proto3"
+	"\rhidden_fields\x18\x06 \x03(\tR\fhiddenFields\x12:\n" +
+	"\n" +
+	"capability\x18\a \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
+	"capability\x12+\n" +
+	"\x05reach\x18\b \x01(\v2\x15.phantom.mcp.v1.ReachR\x05reach\x12%\n" +
+	"\x0esubject_fields\x18\t \x03(\tR\rsubjectFields\"L\n" +
+	"\x05Reach\x12-\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x19.phantom.mcp.v1.ReachKindR\x04kind\x12\x14\n" +
+	"\x05field\x18\x02 \x01(\tR\x05field*\x99\x01\n" +
+	"\n" +
+	"Capability\x12\x1a\n" +
+	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fCAPABILITY_NONE\x10\x01\x12\x13\n" +
+	"\x0fCAPABILITY_READ\x10\x02\x12\x12\n" +
+	"\x0eCAPABILITY_RUN\x10\x03\x12\x18\n" +
+	"\x14CAPABILITY_CONFIGURE\x10\x04\x12\x17\n" +
+	"\x13CAPABILITY_WORKTREE\x10\x05*j\n" +
+	"\tReachKind\x12\x1a\n" +
+	"\x16REACH_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fREACH_KIND_NONE\x10\x01\x12\x12\n" +
+	"\x0eREACH_KIND_TAB\x10\x02\x12\x18\n" +
+	"\x14REACH_KIND_DIRECTORY\x10\x03:J\n" +
+	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\xb8\x8e\x03 \x01(\v2\x14.phantom.mcp.v1.ToolR\x04tool:9\n" +
+	"\x06daemon\x12\x1f.google.protobuf.ServiceOptions\x18\xb8\x8e\x03 \x01(\tR\x06daemonB;Z9github.com/phantom-dev/phantom/proto/phantom/mcp/v1;mcpv1b\x06proto3"
 
 var (
 	file_phantom_mcp_v1_options_proto_rawDescOnce sync.Once
@@ -162,19 +417,28 @@ func file_phantom_mcp_v1_options_proto_rawDescGZIP() []byte {
 	return file_phantom_mcp_v1_options_proto_rawDescData
 }
 
-var file_phantom_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_phantom_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_phantom_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_phantom_mcp_v1_options_proto_goTypes = []any{
-	(*Tool)(nil),                       // 0: phantom.mcp.v1.Tool
-	(*descriptorpb.MethodOptions)(nil), // 1: google.protobuf.MethodOptions
+	(Capability)(0),                     // 0: phantom.mcp.v1.Capability
+	(ReachKind)(0),                      // 1: phantom.mcp.v1.ReachKind
+	(*Tool)(nil),                        // 2: phantom.mcp.v1.Tool
+	(*Reach)(nil),                       // 3: phantom.mcp.v1.Reach
+	(*descriptorpb.MethodOptions)(nil),  // 4: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 5: google.protobuf.ServiceOptions
 }
 var file_phantom_mcp_v1_options_proto_depIdxs = []int32{
-	1, // 0: phantom.mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	0, // 1: phantom.mcp.v1.tool:type_name -> phantom.mcp.v1.Tool
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	1, // [1:2] is the sub-list for extension type_name
-	0, // [0:1] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0, // 0: phantom.mcp.v1.Tool.capability:type_name -> phantom.mcp.v1.Capability
+	3, // 1: phantom.mcp.v1.Tool.reach:type_name -> phantom.mcp.v1.Reach
+	1, // 2: phantom.mcp.v1.Reach.kind:type_name -> phantom.mcp.v1.ReachKind
+	4, // 3: phantom.mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	5, // 4: phantom.mcp.v1.daemon:extendee -> google.protobuf.ServiceOptions
+	2, // 5: phantom.mcp.v1.tool:type_name -> phantom.mcp.v1.Tool
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	5, // [5:6] is the sub-list for extension type_name
+	3, // [3:5] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_phantom_mcp_v1_options_proto_init() }
@@ -187,13 +451,14 @@ func file_phantom_mcp_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_mcp_v1_options_proto_rawDesc), len(file_phantom_mcp_v1_options_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   1,
-			NumExtensions: 1,
+			NumEnums:      2,
+			NumMessages:   2,
+			NumExtensions: 2,
 			NumServices:   0,
 		},
 		GoTypes:           file_phantom_mcp_v1_options_proto_goTypes,
 		DependencyIndexes: file_phantom_mcp_v1_options_proto_depIdxs,
+		EnumInfos:         file_phantom_mcp_v1_options_proto_enumTypes,
 		MessageInfos:      file_phantom_mcp_v1_options_proto_msgTypes,
 		ExtensionInfos:    file_phantom_mcp_v1_options_proto_extTypes,
 	}.Build()

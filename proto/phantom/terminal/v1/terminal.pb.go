@@ -3116,41 +3116,41 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xbd\x11\n" +
-	"\x0fTerminalService\x12\x80\x01\n" +
-	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"\x18\xc2\xf3\x18\x14\n" +
-	"\x0elist_terminals\x10\x01 \x01\x12\xa0\x01\n" +
-	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"5\xc2\xf3\x181\n" +
-	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id\x12t\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb4\x12\n" +
+	"\x0fTerminalService\x12\x86\x01\n" +
+	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"\x1e\xc2\xf3\x18\x1a\n" +
+	"\x0elist_terminals\x10\x01 \x018\x01B\x02\b\x01\x12\xa6\x01\n" +
+	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\";\xc2\xf3\x187\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id8\x01B\x02\b\x01\x12\x87\x01\n" +
 	"\n" +
-	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"\x15\xc2\xf3\x18\x11\n" +
-	"\vread_output\x10\x01 \x01\x12r\n" +
+	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"(\xc2\xf3\x18$\n" +
+	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_id\x12\x8e\x01\n" +
 	"\n" +
-	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"\x13\xc2\xf3\x18\x0f\n" +
-	"\vrun_command\x18\x01\x12~\n" +
-	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x16\xc2\xf3\x18\x12\n" +
-	"\x0efocus_terminal \x01\x12\x82\x01\n" +
-	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x17\xc2\xf3\x18\x13\n" +
-	"\x0fupdate_terminal \x01\x12f\n" +
+	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"/\xc2\xf3\x18+\n" +
+	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommand\x12\x84\x01\n" +
+	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x1c\xc2\xf3\x18\x18\n" +
+	"\x0efocus_terminal \x018\x01B\x02\b\x01\x12\x88\x01\n" +
+	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x1d\xc2\xf3\x18\x19\n" +
+	"\x0fupdate_terminal \x018\x01B\x02\b\x01\x12f\n" +
 	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\x12i\n" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
 	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
 	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12f\n" +
-	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12t\n" +
+	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12z\n" +
 	"\n" +
-	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x15\xc2\xf3\x18\x11\n" +
-	"\vlist_groups\x10\x01 \x01\x12t\n" +
-	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\"\x12\xc2\xf3\x18\x0e\n" +
-	"\fcreate_group\x12v\n" +
-	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\"\x14\xc2\xf3\x18\x10\n" +
-	"\fupdate_group \x01\x12w\n" +
-	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\"\x15\xc2\xf3\x18\x11\n" +
-	"\rmove_to_group \x01\x12\x89\x01\n" +
-	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"\x1b\xc2\xf3\x18\x17\n" +
-	"\x11list_theme_colors\x10\x01 \x01\x12`\n" +
+	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x1b\xc2\xf3\x18\x17\n" +
+	"\vlist_groups\x10\x01 \x018\x01B\x02\b\x01\x12z\n" +
+	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\"\x18\xc2\xf3\x18\x14\n" +
+	"\fcreate_group8\x01B\x02\b\x01\x12|\n" +
+	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\"\x1a\xc2\xf3\x18\x16\n" +
+	"\fupdate_group \x018\x01B\x02\b\x01\x12}\n" +
+	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\"\x1b\xc2\xf3\x18\x17\n" +
+	"\rmove_to_group \x018\x01B\x02\b\x01\x12\x8f\x01\n" +
+	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"!\xc2\xf3\x18\x1d\n" +
+	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
-	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponseBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
+	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
 var (
 	file_phantom_terminal_v1_terminal_proto_rawDescOnce sync.Once

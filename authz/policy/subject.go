@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
+)
+
+// touches works out the call's reach from the tool's reach field and says
+// what it touches in words: the target, the subject fields, and why the
+// reach is what it is. A tool's special rule checks and words it when it
+// has one.
+func (e *evaluation) touches() (Scope, string, error) {
+	t := e.tool
+	values := make([]protoreflect.Value, len(t.Subject))
+	for i, f := range t.Subject {
+		values[i] = e.req.Get(f)
+	}
+	sp := specials[t.Name]
+	var (
+		reach       Scope
+		target, why string
+		sep         = ", "
+	)
+	switch t.Reach.Kind {
+	case mcpv1.ReachKind_REACH_KIND_TAB:
+		r, tab, w, err := e.reachTab(t.Reach.Field)
+		if err != nil {
+			return 0, "", err
+		}
+		if sp.check != nil {
+			if err := sp.check(tab, values); err != nil {
+				return 0, "", err
+			}
+		}
+		reach, target, why = r, describeTab(tab), w
+	case mcpv1.ReachKind_REACH_KIND_DIRECTORY:
+		dir, err := e.dirArg(t.Reach.Field)
+		if err != nil {
+			return 0, "", err
+		}
+		reach, why = e.reachDir(dir)
+		target, sep = string(t.Reach.Field.Name())+" "+printable(dir), "; "
+	default:
+		return 0, "", fmt.Errorf("tool %s: reach %s cannot be evaluated", t.Name, t.Reach.Kind)
+	}
+	if sp.say != nil {
+		return reach, sp.say(target, values, why), nil
+	}
+	subject := target
+	for i, f := range t.Subject {
+		if e.req.Has(f) {
+			subject += ", " + string(f.Name()) + " " + showValue(f, values[i])
+		}
+	}
+	return reach, subject + sep + why, nil
+}
+
+// showValue writes a subject field's value for the sheet: text quoted
+// whole (see quote), lists item by item, enums by name.
+func showValue(f protoreflect.FieldDescriptor, v protoreflect.Value) string {
+	if f.IsList() {
+		l := v.List()
+		items := make([]string, l.Len())
+		for i := range l.Len() {
+			items[i] = showScalar(f, l.Get(i))
+		}
+		return strings.Join(items, " ")
+	}
+	return showScalar(f, v)
+}
+
+func showScalar(f protoreflect.FieldDescriptor, v protoreflect.Value) string {
+	switch f.Kind() {
+	case protoreflect.StringKind:
+		return quote(v.String())
+	case protoreflect.BytesKind:
+		return quote(string(v.Bytes()))
+	case protoreflect.EnumKind:
+		if ev := f.Enum().Values().ByNumber(v.Enum()); ev != nil {
+			return string(ev.Name())
+		}
+	}
+	return printable(fmt.Sprint(v.Interface()))
+}

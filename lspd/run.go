@@ -1,0 +1,72 @@
+package lspd
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+
+	"google.golang.org/grpc"
+
+	"github.com/phantom-dev/phantom/internal/config"
+	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/internal/lineage"
+	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/lspd/servers"
+	lspv1 "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
+)
+
+// StateFile is where configure_language_server's changes are kept, inside
+// the state directory.
+const StateFile = "lspd.json"
+
+// Run serves lspd on addr until ctx is done; every language server it
+// started is stopped before it returns.
+func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
+	cfg, err := config.Load(layout.Config)
+	if err != nil {
+		return err
+	}
+	reg, err := servers.New(servers.Options{
+		Configs:   fromSettings(cfg.LanguageServers),
+		StatePath: filepath.Join(layout.State, StateFile),
+		Logger:    logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+	// Calls from inside tabs go to authz as the gateway's would:
+	// configure_language_server needs the configure capability.
+	where, err := guard.NewTabs(layout.DaemonAddr("terminald"))
+	if err != nil {
+		return err
+	}
+	defer where.Close()
+	g := guard.New(lspv1.File_phantom_lsp_v1_lsp_proto, guard.Options{
+		Locate:    lineage.Instance(layout).Locate,
+		TabOf:     where.TabOf,
+		AuthzAddr: layout.DaemonAddr("authz"),
+	})
+	defer g.Close()
+	srv, err := NewServer(reg, logger, g.ServerOptions()...)
+	if err != nil {
+		return err
+	}
+	lis, err := daemon.Listen(addr)
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, lis)
+}
+
+// NewServer builds lspd's gRPC server over reg with the shared daemon
+// chain and any extra server options (the guard).
+func NewServer(reg *servers.Registry, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
+	srv, err := daemon.New("lspd", logger, opts...)
+	if err != nil {
+		return nil, err
+	}
+	lspv1.RegisterLanguageServerServiceServer(srv.GRPC, NewService(reg))
+	return srv, nil
+}

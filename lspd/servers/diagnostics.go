@@ -1,0 +1,217 @@
+package servers
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/phantom-dev/phantom/internal/errdefs"
+)
+
+// MaxFiles bounds the files one directory query opens.
+const MaxFiles = 200
+
+// Query says which files' diagnostics to report.
+type Query struct {
+	// Path is a file or directory, absolute or relative to Dir; "" is Dir.
+	Path string
+	// Dir is the caller's directory.
+	Dir string
+	// Wait bounds how long to wait for every file to be settled.
+	Wait time.Duration
+}
+
+// Report answers a Query.
+type Report struct {
+	Files   []FileReport
+	Settled bool
+	Waited  time.Duration
+	Notes   []string
+}
+
+// Diagnostics reports the diagnostics of q's files. Freshness is the
+// point: each file is read from disk and, if the server has another
+// version, given to it first (didOpen or didChange); then the call waits,
+// up to q.Wait, until every file's diagnostics reflect the disk version it
+// read and its server settled. Each file's report says which disk version
+// its diagnostics reflect, so an answer that ran out of time is still
+// honest. A file changed on disk while waiting is given to its server
+// again: the answer is about the disk as it is when the call returns.
+func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
+	start := time.Now()
+	target, err := resolve(q.Path, q.Dir)
+	if err != nil {
+		return Report{}, err
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return Report{}, fmt.Errorf("path %s: %w", target, notFound(err))
+	}
+	var rep Report
+	var files []string
+	if fi.IsDir() {
+		files, rep.Notes = r.sourceFiles(target)
+	} else {
+		files = []string{target}
+	}
+	type entry struct {
+		path string
+		s    *Server
+	}
+	var entries []entry
+	seen := map[string]bool{}
+	var servers []*Server
+	for _, f := range files {
+		s, err := r.serverFor(f)
+		switch {
+		case err != nil:
+			return Report{}, err
+		case s == nil:
+			if !fi.IsDir() {
+				return Report{}, fmt.Errorf("no language server is configured for %s (languages: %v): %w", f, r.Languages(), errdefs.ErrFailedPrecondition)
+			}
+			continue
+		}
+		if err := s.sync(f); err != nil {
+			rep.Notes = append(rep.Notes, err.Error())
+		}
+		entries = append(entries, entry{f, s})
+		seen[f] = true
+		if !containsServer(servers, s) {
+			servers = append(servers, s)
+		}
+	}
+	if fi.IsDir() { // files the servers reported on that the walk left out
+		under := func(p string) bool { return !seen[p] && strings.HasPrefix(p, target+string(filepath.Separator)) }
+		for _, s := range r.snapshot() {
+			for _, p := range s.pushed(under) {
+				entries = append(entries, entry{p, s})
+				seen[p] = true
+			}
+		}
+	}
+	for _, s := range servers {
+		for _, e := range entries {
+			if e.s == s {
+				s.pullDiagnostics(ctx, e.path)
+			}
+		}
+	}
+	deadline := start.Add(q.Wait)
+	for {
+		changes := r.changes()
+		rep.Files = rep.Files[:0]
+		rep.Settled = true
+		for _, e := range entries {
+			_, disk, err := readFile(e.path)
+			if err != nil {
+				disk = Stamp{}
+			}
+			fr := e.s.report(e.path, disk, time.Now())
+			if !fr.Settled && err == nil && fr.Reflects != disk && e.s.knows(e.path) {
+				_ = e.s.sync(e.path) // changed on disk meanwhile
+			}
+			rep.Settled = rep.Settled && fr.Settled
+			rep.Files = append(rep.Files, fr)
+		}
+		now := time.Now()
+		if rep.Settled || !now.Before(deadline) {
+			break
+		}
+		tick := time.NewTimer(min(deadline.Sub(now), 50*time.Millisecond))
+		select {
+		case <-changes:
+		case <-tick.C:
+		case <-ctx.Done():
+			tick.Stop()
+			return Report{}, ctx.Err()
+		}
+		tick.Stop()
+	}
+	for _, s := range servers {
+		if info := s.Info(); info.State == Crashed || info.State == Starting && info.LastError != "" {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("language server %s is %s: %s", info.ID, info.State, info.LastError))
+		}
+	}
+	sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Path < rep.Files[j].Path })
+	rep.Waited = time.Since(start)
+	return rep, nil
+}
+
+// knows reports whether lspd opened path in s.
+func (s *Server) knows(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.docs[path] != nil
+}
+
+func (r *Registry) snapshot() []*Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Server, 0, len(r.servers))
+	for _, s := range r.servers {
+		out = append(out, s)
+	}
+	return out
+}
+
+func containsServer(list []*Server, s *Server) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceFiles lists the files under dir that a configured server covers,
+// skipping hidden and dependency directories, at most MaxFiles.
+func (r *Registry) sourceFiles(dir string) ([]string, []string) {
+	r.mu.Lock()
+	configs := r.configs
+	r.mu.Unlock()
+	var files, notes []string
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case e.IsDir() && p != dir && skipDir(e.Name()):
+			return filepath.SkipDir
+		case !e.Type().IsRegular() || languageOf(configs, p) == "":
+			return nil
+		case len(files) == MaxFiles:
+			notes = append(notes, fmt.Sprintf("only the first %d source files under %s are listed; ask about a subdirectory or a file", MaxFiles, dir))
+			return filepath.SkipAll
+		}
+		files = append(files, p)
+		return nil
+	})
+	return files, notes
+}
+
+// resolve makes path absolute against dir.
+func resolve(path, dir string) (string, error) {
+	switch {
+	case path == "" && dir == "":
+		return "", fmt.Errorf("path is required outside a Phantom tab: %w", errdefs.ErrInvalidArgument)
+	case path == "":
+		return filepath.Clean(dir), nil
+	case filepath.IsAbs(path):
+		return filepath.Clean(path), nil
+	case dir == "":
+		return "", fmt.Errorf("path %q is relative, and outside a Phantom tab there is no directory to take it from: %w", path, errdefs.ErrInvalidArgument)
+	}
+	return filepath.Join(dir, path), nil
+}
+
+func notFound(err error) error {
+	if os.IsNotExist(err) {
+		return fmt.Errorf("%w: %w", err, errdefs.ErrNotFound)
+	}
+	return err
+}

@@ -1,0 +1,260 @@
+package servers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/phantom-dev/phantom/internal/errdefs"
+)
+
+// Options tune a Registry; zero fields take the defaults.
+type Options struct {
+	// Configs are the user's language servers (config.json's
+	// language_servers), merged over Defaults.
+	Configs map[string]Config
+	// StatePath is where configure saves, over Configs; "" saves nothing.
+	StatePath string
+	// Idle stops a server nobody asked about for this long (30 min).
+	Idle time.Duration
+	// Quiet is how long a server must say nothing to be settled (300 ms).
+	Quiet time.Duration
+	// Grace is how long after a change a silent, idle server is taken to
+	// have nothing new to say about it (2 s).
+	Grace time.Duration
+	// RequestTimeout bounds a request; a server that takes longer is
+	// taken for hung and restarted (30 s).
+	RequestTimeout time.Duration
+	// StartTimeout bounds initialize (60 s).
+	StartTimeout time.Duration
+	// BackoffMin and BackoffMax bound the wait before a crashed server is
+	// started again (250 ms, 30 s); StableAfter is how long a process must
+	// run for the backoff to start over (60 s).
+	BackoffMin, BackoffMax, StableAfter time.Duration
+	// ShutdownGrace is how long a stopping server may take (2 s).
+	ShutdownGrace time.Duration
+	// Logger logs; nil discards.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.Idle, 30*time.Minute)
+	def(&o.Quiet, 300*time.Millisecond)
+	def(&o.Grace, 2*time.Second)
+	def(&o.RequestTimeout, 30*time.Second)
+	def(&o.StartTimeout, 60*time.Second)
+	def(&o.BackoffMin, 250*time.Millisecond)
+	def(&o.BackoffMax, 30*time.Second)
+	def(&o.StableAfter, time.Minute)
+	def(&o.ShutdownGrace, 2*time.Second)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// Registry holds the servers, one per (language, workspace root).
+type Registry struct {
+	opts  Options
+	state stateFile
+
+	mu      sync.Mutex
+	configs map[string]Config
+	servers map[string]*Server
+	changed chan struct{} // closed and replaced whenever any server changes
+	closed  bool
+
+	stopJanitor chan struct{}
+	janitorDone chan struct{}
+}
+
+// New makes a registry; Close it to stop every server.
+func New(o Options) (*Registry, error) {
+	o = o.withDefaults()
+	r := &Registry{
+		opts: o, state: stateFile{path: o.StatePath}, configs: Defaults(),
+		servers: map[string]*Server{}, changed: make(chan struct{}),
+		stopJanitor: make(chan struct{}), janitorDone: make(chan struct{}),
+	}
+	saved, err := r.state.load()
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range []map[string]Config{o.Configs, saved} {
+		for lang, c := range src {
+			merged := r.configs[lang].Merge(c)
+			if err := merged.Check(lang); err != nil {
+				return nil, err
+			}
+			r.configs[lang] = merged
+		}
+	}
+	go r.janitor()
+	return r, nil
+}
+
+// Close stops every server and waits until their processes are gone.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	all := slices.Collect(maps.Values(r.servers))
+	r.mu.Unlock()
+	close(r.stopJanitor)
+	<-r.janitorDone
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Go(s.Stop)
+	}
+	wg.Wait()
+}
+
+// notify wakes everyone waiting for a change.
+func (r *Registry) notify() {
+	r.mu.Lock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// changes is closed at the next change.
+func (r *Registry) changes() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// janitor stops servers idle longer than Options.Idle.
+func (r *Registry) janitor() {
+	defer close(r.janitorDone)
+	t := time.NewTicker(max(r.opts.Idle/4, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopJanitor:
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		var idle []*Server
+		for id, s := range r.servers {
+			s.mu.Lock()
+			if time.Since(s.lastUsed) > r.opts.Idle {
+				idle = append(idle, s)
+				delete(r.servers, id)
+			}
+			s.mu.Unlock()
+		}
+		r.mu.Unlock()
+		for _, s := range idle {
+			r.opts.Logger.Info("stopping idle language server", "server", s.id)
+			s.Stop()
+		}
+	}
+}
+
+// Languages lists the configured languages.
+func (r *Registry) Languages() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.configs))
+}
+
+// serverFor returns the server for the file at path, starting it if
+// needed; "" language means no server is configured for its extension.
+func (r *Registry) serverFor(path string) (*Server, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lang := languageOf(r.configs, path)
+	if lang == "" {
+		return nil, nil
+	}
+	cfg := r.configs[lang]
+	return r.ensureLocked(lang, findRoot(cfg.RootMarkers, filepath.Dir(path)), cfg)
+}
+
+func (r *Registry) ensureLocked(lang, root string, cfg Config) (*Server, error) {
+	if r.closed {
+		return nil, fmt.Errorf("lspd is stopping")
+	}
+	id := serverID(lang, root)
+	if s, ok := r.servers[id]; ok && !s.stopped() {
+		return s, nil
+	}
+	s := newServer(r, lang, root, cfg)
+	r.servers[id] = s
+	return s, nil
+}
+
+// List describes every server, by id.
+func (r *Registry) List() []Info {
+	r.mu.Lock()
+	all := slices.Collect(maps.Values(r.servers))
+	r.mu.Unlock()
+	out := make([]Info, len(all))
+	for i, s := range all {
+		out[i] = s.Info()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// get finds a server by id.
+func (r *Registry) get(id string) (*Server, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.servers[id]
+	if !ok {
+		ids := slices.Sorted(maps.Keys(r.servers))
+		return nil, fmt.Errorf("no language server %q (running: %v): %w", id, ids, errdefs.ErrNotFound)
+	}
+	return s, nil
+}
+
+// Restart restarts the server id and waits (within ctx) until it is up
+// again.
+func (r *Registry) Restart(ctx context.Context, id string) (Info, error) {
+	s, err := r.get(id)
+	if err != nil {
+		return Info{}, err
+	}
+	before := s.Info().Restarts
+	s.Restart()
+	if err := r.waitUp(ctx, s, before+1); err != nil {
+		return s.Info(), err
+	}
+	return s.Info(), nil
+}
+
+// waitUp waits until s restarted at least restarts times and is up.
+func (r *Registry) waitUp(ctx context.Context, s *Server, restarts int) error {
+	for {
+		ch := r.changes()
+		s.mu.Lock()
+		ok, st, last := s.up() && s.restarts >= restarts, s.state, s.lastErr
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("language server %s is %s (last error: %s): %w", s.id, st, last, ctx.Err())
+		}
+	}
+}
