@@ -19,8 +19,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/phantom-dev/phantom/internal/paths"
-	"github.com/phantom-dev/phantom/internal/procfs"
-	"github.com/phantom-dev/phantom/internal/tabident"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
 )
@@ -139,8 +137,9 @@ func interactiveSheet() error {
 	if err != nil {
 		return err
 	}
-	if st, in, _ := tabident.Find(procfs.Default, l.TabStateDir(), os.Getpid()); in {
-		return fmt.Errorf("phantom sheet refuses to run inside a Phantom tab (%s), where an agent could answer for itself; run it in a terminal outside Phantom", st.TabID)
+	// authz refuses it too; saying so here spares drawing a screen first.
+	if err := refuseInside(l, "answer permission sheets"); err != nil {
+		return err
 	}
 	cc, err := dialDaemon(l, "authz")
 	if err != nil {
