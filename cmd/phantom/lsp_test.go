@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/phantom-dev/phantom/internal/testenv"
@@ -200,5 +201,99 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 	if len(l3.Servers) != 1 || strings.Join(l3.Servers[0].Command, " ") != "gopls serve" ||
 		l3.Servers[0].State != "SERVER_STATE_READY" && l3.Servers[0].State != "SERVER_STATE_INDEXING" {
 		t.Errorf("list_language_servers after configure = %+v, want gopls serve, up (ready or indexing)", l3)
+	}
+}
+
+// TestLanguageServerMCPCAndPython: from tabs in a C project and a Python
+// project, agents on the Go SDK client see clangd's missing include and
+// pylsp's undefined name through list_diagnostics; each server is then
+// killed with SIGKILL (its pid from list_language_servers), and the next
+// list_diagnostics answers again with a server listed as restarted.
+func TestLanguageServerMCPCAndPython(t *testing.T) {
+	langs := []struct {
+		name, server string
+		check        string // a shell command that must succeed, or the test skips
+		files        map[string]string
+		file, want   string
+	}{
+		{"c", "clangd", "true", map[string]string{".git/HEAD": "ref: refs/heads/main\n", "main.c": "#include \"missing.h\"\n\nint main(void) { return 0; }\n"}, "main.c", "not found"},
+		{"python", "pylsp", `"$(sed -n '1s/^#!//p' "$(command -v pylsp)")" -c 'import pyflakes'`,
+			map[string]string{"pyproject.toml": "[project]\nname = \"m\"\n", "main.py": "def main():\n    return undefined_thing\n"}, "main.py", "undefined name"},
+	}
+	for _, l := range langs {
+		if _, err := exec.LookPath(l.server); err != nil {
+			t.Skipf("%s is not installed: %v", l.server, err)
+		}
+		if out, err := exec.Command("sh", "-c", l.check).CombinedOutput(); err != nil {
+			t.Skipf("%s: %v\n%s", l.check, err, out)
+		}
+	}
+	env, _ := lspUp(t)
+	type agent struct {
+		dir, id, killed string
+		read            func() []agentLine
+	}
+	agents := make([]agent, len(langs))
+	for i, l := range langs {
+		a := &agents[i]
+		a.dir = filepath.Join(env.Home, "src", l.name)
+		for name, body := range l.files {
+			lspWrite(t, filepath.Dir(filepath.Join(a.dir, name)), filepath.Base(name), body)
+		}
+		a.id, a.killed = l.name+":"+a.dir, filepath.Join(t.TempDir(), "killed")
+		_, a.read = runAgentIn(t, env, a.dir, "lsp-"+l.name, []map[string]any{
+			{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": l.file, "wait_ms": 90000}}, // 0
+			{"op": "call", "tool": "list_language_servers"},                                                      // 1
+			{"op": "wait", "file": a.killed},                                                                     // 2
+			{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": l.file, "wait_ms": 90000}}, // 3
+			{"op": "call", "tool": "list_language_servers"},                                                      // 4
+		})
+	}
+	type servers struct {
+		Servers []struct {
+			ID        string `json:"id"`
+			State     string `json:"state"`
+			PID       int    `json:"pid"`
+			Restarts  int    `json:"restarts"`
+			LastError string `json:"last_error"`
+		} `json:"servers"`
+	}
+	find := func(s servers, id string) (int, int, string) {
+		for _, x := range s.Servers {
+			if x.ID == id {
+				return x.PID, x.Restarts, x.State
+			}
+		}
+		return 0, 0, ""
+	}
+	wantError := func(step int, l string, d diagResp, want string) {
+		t.Helper()
+		if !d.Settled || len(d.Files) != 1 || !d.Files[0].Current || len(d.Files[0].Diagnostics) == 0 || !strings.Contains(d.Files[0].Diagnostics[0].Message, want) {
+			t.Fatalf("%s step %d: list_diagnostics = %+v\nwant one settled, current file with %q", l, step, d, want)
+		}
+	}
+	for i, l := range langs {
+		a := agents[i]
+		var d0 diagResp
+		decodeStep(t, a.read, 0, &d0)
+		wantError(0, l.name, d0, l.want)
+		var s1 servers
+		decodeStep(t, a.read, 1, &s1)
+		pid, _, _ := find(s1, a.id)
+		if pid == 0 {
+			t.Fatalf("%s: list_language_servers = %+v, want %s with a pid", l.name, s1, a.id)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill -9 %s's %d: %v", l.server, pid, err)
+		}
+		lspWrite(t, filepath.Dir(a.killed), filepath.Base(a.killed), "")
+		var d3 diagResp
+		decodeStep(t, a.read, 3, &d3)
+		wantError(3, l.name, d3, l.want)
+		var s4 servers
+		decodeStep(t, a.read, 4, &s4)
+		if after, restarts, state := find(s4, a.id); restarts < 1 || after == pid || after == 0 || state != "SERVER_STATE_READY" {
+			t.Fatalf("%s: after kill -9 of %d, list_language_servers = %+v\nwant %s ready with a new pid and restarts ≥ 1", l.name, pid, s4, a.id)
+		}
 	}
 }

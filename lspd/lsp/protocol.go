@@ -186,3 +186,8 @@ func InitializeParams(pid int, root string, options json.RawMessage) map[string]
 	}
 	return p
 }
+
+// DocumentSymbolParams is textDocument/documentSymbol.
+type DocumentSymbolParams struct {
+	TextDocument TextDocumentIdentifier `json:"textDocument"`
+}

@@ -2,6 +2,7 @@ package servers
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +13,12 @@ import (
 )
 
 // TestMain puts the repository's .tools/bin (where scripts/setup installs
-// gopls) on PATH.
+// gopls) on PATH. With fakeEnv set the binary is the fake language server
+// instead.
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeEnv) != "" {
+		os.Exit(fakeServer())
+	}
 	_, file, _, _ := runtime.Caller(0)
 	tools := filepath.Join(filepath.Dir(file), "..", "..", ".tools", "bin")
 	os.Setenv("PATH", tools+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -80,4 +85,29 @@ func messages(rep Report) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// waitFor waits until r's only server satisfies ok, and returns it.
+func waitFor(t testing.TB, r *Registry, within time.Duration, ok func(Info) bool) Info {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last []Info
+	for time.Now().Before(deadline) {
+		if last = r.List(); len(last) == 1 && ok(last[0]) {
+			return last[0]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("within %v the servers were never as wanted: %+v", within, last)
+	return Info{}
+}
+
+// processAlive reports whether process pid exists (and is not a zombie).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(after, "Z")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,9 @@ type instance struct {
 	stderr *tail
 	exited chan struct{} // closed when the process was reaped
 	err    error         // how it exited, once exited
+
+	failMu sync.Mutex
+	failed error // why lspd killed it, if it did
 }
 
 // launch starts cfg's command in root, in its own process group (servers
@@ -63,6 +67,11 @@ func launch(cfg Config, root string, h lsp.Handler) (*instance, error) {
 		if err == nil {
 			err = fmt.Errorf("exited")
 		}
+		i.failMu.Lock()
+		if i.failed != nil {
+			err = i.failed
+		}
+		i.failMu.Unlock()
 		if msg := i.stderr.String(); msg != "" {
 			err = fmt.Errorf("%w; its last output: %s", err, msg)
 		}
@@ -77,6 +86,18 @@ func (i *instance) pid() int { return i.cmd.Process.Pid }
 
 // kill ends the process and its helpers at once.
 func (i *instance) kill() { _ = syscall.Kill(-i.pid(), syscall.SIGKILL) }
+
+// fail kills the process for a reason of lspd's own (it stopped
+// answering), which then is the reason it exited: "signal: killed" would
+// hide why.
+func (i *instance) fail(err error) {
+	i.failMu.Lock()
+	if i.failed == nil {
+		i.failed = err
+	}
+	i.failMu.Unlock()
+	i.kill()
+}
 
 // shutdown asks the server to exit as LSP says (shutdown, exit) and kills
 // it if it has not within grace.
@@ -109,12 +130,21 @@ func (i *instance) initialize(cfg Config, root string, timeout time.Duration) (l
 		}
 	}()
 	if err := i.conn.Call(ctx, "initialize", lsp.InitializeParams(os.Getpid(), root, cfg.InitializationOptions), &res); err != nil {
+		if errors.Is(err, lsp.ErrClosed) { // its output ends as it exits: wait to say how
+			select {
+			case <-i.exited:
+			case <-time.After(time.Second):
+			}
+		}
 		select {
 		case <-i.exited:
 			return res, fmt.Errorf("initialize: the server %v", i.err)
 		default:
 		}
-		return res, fmt.Errorf("no answer to initialize within %v: %w", timeout, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return res, fmt.Errorf("did not answer initialize within %v", timeout)
+		}
+		return res, fmt.Errorf("initialize: %w", err)
 	}
 	if err := i.conn.Notify("initialized", struct{}{}); err != nil {
 		return res, err

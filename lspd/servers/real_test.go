@@ -1,12 +1,15 @@
 package servers
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/phantom-dev/phantom/lspd/lsp"
 )
 
 // fixture is a small project with one known error, in one language.
@@ -89,4 +92,62 @@ func TestRealServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealServerHangs: a real server stopped with SIGSTOP lives on but
+// never answers. Given a change, it is asked for the document's symbols
+// (which, running, it answers fast: the figure is logged), found hung,
+// killed and restarted, and the diagnostics come back from its successor.
+func TestRealServerHangs(t *testing.T) {
+	for _, fx := range fixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			needServer(t, fx.server, fx.check...)
+			dir := t.TempDir()
+			write(t, dir, fx.files)
+			path := filepath.Join(dir, fx.file)
+			const unheard, timeout = 300 * time.Millisecond, 2 * time.Second
+			r := newRegistry(t, Options{BackoffMin: 50 * time.Millisecond, Unheard: unheard, RequestTimeout: timeout})
+			if rep := settled(t, r, path, 120*time.Second); !rep.Settled || !strings.Contains(messages(rep), fx.want) {
+				t.Fatalf("first answer: %+v, want settled with %q", rep, fx.want)
+			}
+			t.Logf("%s answers documentSymbol in %v", fx.server, probeTime(t, r, path))
+
+			before := r.List()[0]
+			if err := syscall.Kill(before.PID, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, map[string]string{fx.file: fx.files[fx.file] + "\n"})
+			crashed := waitFor(t, r, 30*time.Second, func(i Info) bool {
+				return i.Restarts >= 1 && strings.Contains(i.LastError, "did not answer textDocument/documentSymbol") && strings.Contains(i.LastError, timeout.String())
+			})
+			if crashed.PID == before.PID || processAlive(before.PID) {
+				t.Fatalf("after the hang: %+v; the stopped process %d alive: %v", crashed, before.PID, processAlive(before.PID))
+			}
+			rep := settled(t, r, path, 120*time.Second)
+			if after := r.List()[0]; !rep.Settled || !rep.Files[0].Current() || !strings.Contains(messages(rep), fx.want) || after.State != Ready {
+				t.Fatalf("after the restart: settled %v, %+v, server %+v; want the error again, settled and current, from a ready server", rep.Settled, rep.Files, after)
+			}
+		})
+	}
+}
+
+// probeTime times one documentSymbol call on path, as the liveness check
+// makes it.
+func probeTime(t *testing.T, r *Registry, path string) time.Duration {
+	t.Helper()
+	s, err := r.serverFor(path)
+	if err != nil || s == nil {
+		t.Fatalf("serverFor(%s) = %v, %v", path, s, err)
+	}
+	s.mu.Lock()
+	inst := s.inst
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = inst.conn.Call(ctx, "textDocument/documentSymbol", lsp.DocumentSymbolParams{TextDocument: lsp.TextDocumentIdentifier{URI: lsp.FileURI(path)}}, nil)
+	if err != nil {
+		t.Logf("documentSymbol on %s: %v", path, err)
+	}
+	return time.Since(start)
 }

@@ -32,6 +32,14 @@ type Options struct {
 	// RequestTimeout bounds a request; a server that takes longer is
 	// taken for hung and restarted (30 s).
 	RequestTimeout time.Duration
+	// Unheard is how long a server may say nothing after it was sent a
+	// document version before lspd asks it something every server answers
+	// at once (documentSymbol on that document), to tell a server that is
+	// merely quiet from one that hangs while its process lives: a push-only
+	// server (gopls, clangd, pylsp) is never asked anything else. An answer
+	// not given within RequestTimeout gets the process killed and restarted
+	// (10 s).
+	Unheard time.Duration
 	// StartTimeout bounds initialize (60 s).
 	StartTimeout time.Duration
 	// BackoffMin and BackoffMax bound the wait before a crashed server is
@@ -54,6 +62,7 @@ func (o Options) withDefaults() Options {
 	def(&o.Quiet, 300*time.Millisecond)
 	def(&o.Grace, 2*time.Second)
 	def(&o.RequestTimeout, 30*time.Second)
+	def(&o.Unheard, 10*time.Second)
 	def(&o.StartTimeout, 60*time.Second)
 	def(&o.BackoffMin, 250*time.Millisecond)
 	def(&o.BackoffMax, 30*time.Second)

@@ -66,6 +66,9 @@ type Server struct {
 	diags    map[string]*fileDiags
 	progress map[string]bool
 	activity time.Time // last progress or diagnostics, or last version sent
+	heard    time.Time // last message from the process
+	probing  bool      // a liveness probe is out
+	probes   sync.WaitGroup
 
 	restart chan struct{} // asks the supervisor for a restart now
 	stop    chan struct{}
@@ -94,6 +97,7 @@ func newServer(reg *Registry, language, root string, cfg Config) *Server {
 // up to a bound and starts over once a process ran for a while.
 func (s *Server) supervise() {
 	defer close(s.done)
+	defer s.probes.Wait()
 	o := s.reg.opts
 	wait := o.BackoffMin
 	for {
@@ -101,14 +105,8 @@ func (s *Server) supervise() {
 		inst, err := s.start()
 		requested := false
 		if err == nil {
-			select {
-			case <-inst.exited:
-				err = inst.err
-			case <-s.restart:
-				requested = true
-				inst.shutdown(o.ShutdownGrace)
-			case <-s.stop:
-				inst.shutdown(o.ShutdownGrace)
+			var stopped bool
+			if err, requested, stopped = s.run(inst); stopped {
 				s.setState(Stopped, nil)
 				return
 			}
@@ -130,6 +128,30 @@ func (s *Server) supervise() {
 		s.mu.Lock()
 		s.restarts++
 		s.mu.Unlock()
+	}
+}
+
+// run watches a started process until it exits, a restart is asked for
+// or the server stops, checking meanwhile that it is alive (see probe).
+func (s *Server) run(inst *instance) (exit error, requested, stopped bool) {
+	o := s.reg.opts
+	tick := time.NewTicker(max(o.Unheard/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-inst.exited:
+			return inst.err, false, false
+		case <-s.restart:
+			inst.shutdown(o.ShutdownGrace)
+			return nil, true, false
+		case <-s.stop:
+			inst.shutdown(o.ShutdownGrace)
+			return nil, false, true
+		case now := <-tick.C:
+			if path, ok := s.probeDue(now); ok {
+				go s.probe(inst, path)
+			}
+		}
 	}
 }
 
@@ -163,7 +185,6 @@ func (s *Server) start() (*instance, error) {
 	if len(s.progress) > 0 {
 		s.state = Indexing
 	}
-	s.lastErr = ""
 	paths := make([]string, 0, len(s.docs))
 	for p, d := range s.docs {
 		d.open = false
@@ -189,15 +210,6 @@ func (s *Server) setState(st State, err error) {
 	}
 	s.mu.Unlock()
 	s.reg.notify()
-}
-
-// hung records that the process did not answer what in time, and kills
-// it: the supervisor starts another.
-func (s *Server) hung(inst *instance, what string, err error) {
-	s.mu.Lock()
-	s.lastErr = fmt.Sprintf("no answer to %s within %v: %v", what, s.reg.opts.RequestTimeout, err)
-	s.mu.Unlock()
-	inst.kill()
 }
 
 // Restart replaces the server's process now.
@@ -331,7 +343,7 @@ func (s *Server) pullDiagnostics(ctx context.Context, path string) {
 	err := inst.conn.Call(ctx, "textDocument/diagnostic", lsp.DocumentDiagnosticParams{TextDocument: lsp.TextDocumentIdentifier{URI: lsp.FileURI(path)}}, &rep)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		s.hung(inst, "textDocument/diagnostic", err)
+		inst.fail(fmt.Errorf("did not answer textDocument/diagnostic on %s within %v", path, s.reg.opts.RequestTimeout))
 		return
 	case err != nil:
 		return
@@ -412,6 +424,7 @@ type handler struct{ s *Server }
 
 func (h handler) Notify(method string, params json.RawMessage) {
 	s := h.s
+	s.heardNow()
 	switch method {
 	case "textDocument/publishDiagnostics":
 		var p lsp.PublishDiagnosticsParams
@@ -477,6 +490,7 @@ func (h handler) published(path string, p lsp.PublishDiagnosticsParams) {
 
 func (h handler) Request(method string, params json.RawMessage) (any, error) {
 	s := h.s
+	s.heardNow()
 	switch method {
 	case "window/workDoneProgress/create", "client/registerCapability", "client/unregisterCapability",
 		"window/showMessageRequest", "workspace/diagnostic/refresh", "workspace/semanticTokens/refresh",
