@@ -119,7 +119,7 @@ type fakeGateway struct {
 
 // startFakeGateway serves a gateway and its fake daemons until the test
 // ends, then stops them and checks that no goroutine was left behind.
-func startFakeGateway(t *testing.T, progressEvery time.Duration) *fakeGateway {
+func startFakeGateway(t testing.TB, progressEvery time.Duration) *fakeGateway {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	dir := t.TempDir()
@@ -182,7 +182,7 @@ func startFakeGateway(t *testing.T, progressEvery time.Duration) *fakeGateway {
 
 // dialHello connects to sock and completes the hello, as the bridge does;
 // the reader holds whatever followed the hello's answer.
-func dialHello(t *testing.T, sock string) (net.Conn, *bufio.Reader) {
+func dialHello(t testing.TB, sock string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	nc, err := net.Dial("unix", sock)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -85,6 +86,16 @@ func (r *response) encode() []byte {
 	return append(b, '\n')
 }
 
+// wireMessage is a JSON-RPC message's members as parseLine reads them.
+type wireMessage struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"` // "null" when null, nil when absent
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
 // parseLine reads one line as a JSON-RPC 2.0 message for the SDK. It
 // returns the message, or an error response to send back (with the id
 // when it was readable), or neither for a line to ignore (a blank line, a
@@ -105,14 +116,7 @@ func parseLine(line []byte) (jsonrpc.Message, *response) {
 	if line[0] == '[' {
 		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: batches are not part of MCP since 2025-06-18; send one message per line")
 	}
-	var raw struct {
-		JSONRPC *string         `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"` // "null" when null, nil when absent
-		Method  *string         `json:"method"`
-		Params  json.RawMessage `json:"params"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
+	var raw wireMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return nil, errorResponse(nullID, codeInvalidRequest, "invalid request: a message must be a JSON object with a string method")
 	}
@@ -138,6 +142,9 @@ func parseLine(line []byte) (jsonrpc.Message, *response) {
 		}
 		return nil, errorResponse(id, codeInvalidRequest, "invalid request: params must be an object")
 	}
+	if req := request(line, &raw); req != nil {
+		return req, nil
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
 		if raw.ID == nil {
@@ -146,6 +153,73 @@ func parseLine(line []byte) (jsonrpc.Message, *response) {
 		return nil, errorResponse(id, codeInvalidRequest, "invalid request: "+err.Error())
 	}
 	return msg, nil
+}
+
+// request builds the SDK's request from a line parseLine has checked,
+// sparing the SDK's decoder: it allocates a 32 KiB buffer for each of its
+// two passes over a line, most of the gateway's garbage per call. It is
+// nil, and DecodeMessage reads the line, unless the line is a request or
+// notification both decoders read alike: an object of string method, its
+// id checked, params absent or an object, no result or error, and each
+// member named once in its exact case (encoding/json also takes "Method",
+// the SDK's decoder does not).
+func request(line []byte, raw *wireMessage) *jsonrpc.Request {
+	if raw.Method == nil || raw.Result != nil || raw.Error != nil ||
+		(raw.Params != nil && raw.Params[0] != '{') || !plainMembers(line) {
+		return nil
+	}
+	req := &jsonrpc.Request{Method: *raw.Method, Params: raw.Params}
+	id := raw.ID
+	if id == nil {
+		return req
+	}
+	var err error
+	if id[0] == '"' {
+		var s string
+		err = json.Unmarshal(id, &s)
+		req.ID, _ = jsonrpc.MakeID(s)
+	} else {
+		var n int64
+		n, err = strconv.ParseInt(string(id), 10, 64)
+		req.ID, _ = jsonrpc.MakeID(float64(n)) // as the SDK reads it: a double
+	}
+	if err != nil {
+		return nil
+	}
+	return req
+}
+
+// wireMembers are the members of a JSON-RPC message the decoders read.
+var wireMembers = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// plainMembers reports whether every member of the object line that names
+// one of wireMembers, case ignored, names it exactly and only once.
+func plainMembers(line []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	var seen [len(wireMembers)]bool
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return false
+		}
+		for i, m := range wireMembers {
+			if strings.EqualFold(key, m) {
+				if key != m || seen[i] {
+					return false
+				}
+				seen[i] = true
+			}
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // maxExactID is the largest integer id the SDK (which reads ids as

@@ -296,7 +296,9 @@ func settledShell(t *testing.T, env *testenv.Env) (tab, output string) {
 	var last string
 	eventually(t, "the human's shell "+tab+" to settle at its prompt", func() (bool, string) {
 		out := mustPhantom(t, env, "read", tab)
-		ok := out == last && tabByID(tabs(t, env), tab)["idle"] == true
+		// A shell counts as idle a moment before it prints its prompt:
+		// wait for the prompt too.
+		ok := strings.TrimSpace(out) != "" && out == last && tabByID(tabs(t, env), tab)["idle"] == true
 		last = out
 		return ok, out
 	})
