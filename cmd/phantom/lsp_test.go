@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/internal/testenv"
 )
 
@@ -286,6 +287,12 @@ func TestLanguageServerMCPCAndPython(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill -9 %s's %d: %v", l.server, pid, err)
 		}
+		// The agent asks again once the server is dead (a zombie until
+		// lspd reaps it), not merely signalled.
+		eventually(t, fmt.Sprintf("%s's server %d to die", l.name, pid), func() (bool, string) {
+			st, err := procfs.Default.Stat(pid)
+			return err != nil || st.State == 'Z', fmt.Sprint(st.State)
+		})
 		lspWrite(t, filepath.Dir(a.killed), filepath.Base(a.killed), "")
 		var d3 diagResp
 		decodeStep(t, a.read, 3, &d3)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/lspd/lsp"
 )
 
@@ -265,6 +266,17 @@ func (s *Server) Info() Info {
 // up reports whether a process is initialized (under s.mu).
 func (s *Server) up() bool { return s.state == Ready || s.state == Indexing }
 
+// running reports whether the server's process is still alive (under
+// s.mu). Its exit is noticed when the supervisor reaps it, a moment after
+// it died: in that moment its last diagnostics must not be called settled.
+func (s *Server) running() bool {
+	if s.pid <= 0 {
+		return false
+	}
+	st, err := procfs.Default.Stat(s.pid)
+	return err == nil && st.State != 'Z' && st.State != 'X'
+}
+
 // sync gives the server path's content on disk, if it differs from what
 // the server has: didOpen the first time, didChange (full text) after.
 // A file that is gone is closed.
@@ -369,7 +381,7 @@ func (s *Server) report(path string, disk Stamp, now time.Time) FileReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.reg.opts
-	idle := s.up() && len(s.progress) == 0 && now.Sub(s.activity) >= o.Quiet
+	idle := s.up() && s.running() && len(s.progress) == 0 && now.Sub(s.activity) >= o.Quiet
 	r := FileReport{Path: path, ServerID: s.id, Disk: disk}
 	fd, d := s.diags[path], s.docs[path]
 	if fd != nil {
