@@ -13,7 +13,6 @@ import (
 	"github.com/phantom-dev/phantom/authz/sheets"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
-	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
@@ -66,17 +65,13 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		MayAnswer: HumanGate(os.Getenv(TCPAnswersEnv) == "1"),
 		Logger:    logger,
 	})
-	where, err := guard.NewTabs(layout.DaemonAddr("terminald"))
-	if err != nil {
-		return err
-	}
-	defer where.Close()
-	g := guard.New(authzv1.File_phantom_authz_v1_authz_proto, guard.Options{
-		Locate: lineage.Instance(layout).Locate,
-		TabOf:  where.TabOf,
+	g, err := guard.ForInstance(layout, authzv1.File_phantom_authz_v1_authz_proto, guard.Options{
 		Open:   insideOpen,
 		Refuse: insideRefusals,
 	})
+	if err != nil {
+		return err
+	}
 	defer g.Close()
 	srv, err := daemon.New("authz", logger, g.ServerOptions()...)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
-	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 )
@@ -29,16 +28,10 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	}
 	// Calls from inside tabs go to authz as the gateway's would: the
 	// worktree capability guards every tool here.
-	where, err := guard.NewTabs(layout.DaemonAddr("terminald"))
+	g, err := guard.ForInstance(layout, gitv1.File_phantom_git_v1_git_proto, guard.Options{})
 	if err != nil {
 		return err
 	}
-	defer where.Close()
-	g := guard.New(gitv1.File_phantom_git_v1_git_proto, guard.Options{
-		Locate:    lineage.Instance(layout).Locate,
-		TabOf:     where.TabOf,
-		AuthzAddr: layout.DaemonAddr("authz"),
-	})
 	defer g.Close()
 	srv, err := NewServer(m, logger, g.ServerOptions()...)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
-	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/lspd/servers"
 	lspv1 "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
@@ -38,16 +37,10 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	defer reg.Close()
 	// Calls from inside tabs go to authz as the gateway's would:
 	// configure_language_server needs the configure capability.
-	where, err := guard.NewTabs(layout.DaemonAddr("terminald"))
+	g, err := guard.ForInstance(layout, lspv1.File_phantom_lsp_v1_lsp_proto, guard.Options{})
 	if err != nil {
 		return err
 	}
-	defer where.Close()
-	g := guard.New(lspv1.File_phantom_lsp_v1_lsp_proto, guard.Options{
-		Locate:    lineage.Instance(layout).Locate,
-		TabOf:     where.TabOf,
-		AuthzAddr: layout.DaemonAddr("authz"),
-	})
 	defer g.Close()
 	srv, err := NewServer(reg, logger, g.ServerOptions()...)
 	if err != nil {

@@ -52,6 +52,8 @@ type Guard struct {
 	cc    *grpc.ClientConn
 	authz authzv1.AuthzServiceClient
 	err   error
+
+	tabs *Tabs // terminald, for ForInstance's guards; closed by Close
 }
 
 // Options say how a daemon's guard places callers and reaches authz.
@@ -269,5 +271,8 @@ func (g *Guard) Close() {
 	g.once.Do(func() { g.err = fmt.Errorf("the daemon is stopping") })
 	if g.cc != nil {
 		g.cc.Close()
+	}
+	if g.tabs != nil {
+		g.tabs.Close()
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/lineage"
+	"github.com/phantom-dev/phantom/internal/paths"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
@@ -58,4 +60,22 @@ func (t *Tabs) Close() {
 	if t.cc != nil {
 		t.cc.Close()
 	}
+}
+
+// ForInstance makes the guard of a daemon other than terminald in the
+// instance of layout: callers are placed in that instance's process tree,
+// terminald names their tab, and authz at its address decides. opts gives
+// the rest (Open, Refuse, ClientName). Close also drops the connection to
+// terminald.
+func ForInstance(layout paths.Layout, fd protoreflect.FileDescriptor, opts Options) (*Guard, error) {
+	tabs, err := NewTabs(layout.DaemonAddr("terminald"))
+	if err != nil {
+		return nil, err
+	}
+	opts.Locate = lineage.Instance(layout).Locate
+	opts.TabOf = tabs.TabOf
+	opts.AuthzAddr = layout.DaemonAddr("authz")
+	g := New(fd, opts)
+	g.tabs = tabs
+	return g, nil
 }
