@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -129,6 +130,29 @@ func (b *backend) setServing(up bool) {
 			b.logger.Info("daemon is serving", "addr", b.addr)
 		} else {
 			b.logger.Warn("daemon is down", "addr", b.addr)
+		}
+	}
+}
+
+// startGrace is how long a tool call waits for a daemon that is not
+// connected yet: one still starting (just after `phantom up`) or
+// restarting comes back within it, and the call goes through instead of
+// failing with "not running".
+const startGrace = 2 * time.Second
+
+// ready waits, up to startGrace, for the connection to the daemon to be
+// up. It returns at once when it is; a daemon that stays down lets the
+// call fail as before.
+func (b *backend) ready(ctx context.Context) {
+	if b.cc.GetState() == connectivity.Ready {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, startGrace)
+	defer cancel()
+	b.cc.Connect()
+	for s := b.cc.GetState(); s != connectivity.Ready; s = b.cc.GetState() {
+		if !b.cc.WaitForStateChange(ctx, s) {
+			return
 		}
 	}
 }

@@ -70,6 +70,7 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage, 
 	if err != nil {
 		return toolError("%s: %v", t.name, err)
 	}
+	b.ready(ctx)
 	out := t.output.New().Interface()
 	// The daemon learns the call is an agent's: what an agent changes (a
 	// tab's group, its name) is marked as the agent's, never the human's.
@@ -94,6 +95,7 @@ func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMes
 	if err != nil {
 		return toolError("%s was not run: the permission check failed: %v", t.name, err)
 	}
+	b.ready(ctx)
 	args, err := argsEncoder.Marshal(msg)
 	if err != nil {
 		return toolError("%s was not run: encode its arguments for the permission check: %v", t.name, err)

@@ -21,7 +21,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	tabs := newTerminals(layout.DaemonAddr("terminald"))
-	defer tabs.close()
+	defer tabs.Close()
 	m, err := worktree.New(worktree.Options{WorktreeRoot: cfg.WorktreeRoot, Tabs: tabs})
 	if err != nil {
 		return err

@@ -96,7 +96,7 @@ func start(t *testing.T, noTerminald bool) *instance {
 		in.term = dial(t, taddr).term
 	}
 	tabs := newTerminals(taddr)
-	t.Cleanup(tabs.close)
+	t.Cleanup(tabs.Close)
 	m, err := worktree.New(worktree.Options{Env: vars, Tabs: tabs})
 	if err != nil {
 		t.Fatal(err)

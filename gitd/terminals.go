@@ -3,7 +3,6 @@ package gitd
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/phantom-dev/phantom/gitd/worktree"
 	"github.com/phantom-dev/phantom/internal/daemon"
@@ -13,49 +12,23 @@ import (
 // terminals is worktree.Tabs over terminald's gRPC API, dialled on first
 // use so that gitd starts (and lists worktrees) while terminald is down.
 type terminals struct {
-	addr string
-
-	once sync.Once
-	conn interface{ Close() error }
-	cc   terminalv1.TerminalServiceClient
-	err  error
+	*daemon.Lazy[terminalv1.TerminalServiceClient]
 }
 
 // newTerminals reaches terminald at addr.
-func newTerminals(addr string) *terminals { return &terminals{addr: addr} }
-
-func (t *terminals) client() (terminalv1.TerminalServiceClient, error) {
-	t.once.Do(func() {
-		cc, err := daemon.Dial(t.addr)
-		if err != nil {
-			t.err = err
-			return
-		}
-		t.conn, t.cc = cc, terminalv1.NewTerminalServiceClient(cc)
-	})
-	if t.cc == nil && t.err == nil {
-		return nil, fmt.Errorf("terminald client for %s is closed", t.addr)
-	}
-	return t.cc, t.err
-}
-
-// close hangs up on terminald, if dialled; call it once no call is left.
-func (t *terminals) close() {
-	t.once.Do(func() {}) // a later client() must not dial
-	if t.conn != nil {
-		t.conn.Close()
-	}
+func newTerminals(addr string) terminals {
+	return terminals{daemon.NewLazy(addr, terminalv1.NewTerminalServiceClient)}
 }
 
 // List returns every tab.
-func (t *terminals) List(ctx context.Context) ([]worktree.Tab, error) {
-	c, err := t.client()
+func (t terminals) List(ctx context.Context) ([]worktree.Tab, error) {
+	c, err := t.Get()
 	if err != nil {
 		return nil, err
 	}
 	resp, err := c.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("list tabs at %s: %w", t.addr, err)
+		return nil, fmt.Errorf("list tabs at %s: %w", t.Addr(), err)
 	}
 	out := make([]worktree.Tab, len(resp.GetTerminals()))
 	for i, tm := range resp.GetTerminals() {
@@ -66,8 +39,8 @@ func (t *terminals) List(ctx context.Context) ([]worktree.Tab, error) {
 }
 
 // Open opens a tab.
-func (t *terminals) Open(ctx context.Context, s worktree.TabSpec) (string, error) {
-	c, err := t.client()
+func (t terminals) Open(ctx context.Context, s worktree.TabSpec) (string, error) {
+	c, err := t.Get()
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +48,7 @@ func (t *terminals) Open(ctx context.Context, s worktree.TabSpec) (string, error
 		Worktree: s.Worktree, GroupId: s.GroupID, WindowId: s.WindowID, Name: s.Name,
 	})
 	if err != nil {
-		return "", fmt.Errorf("open a tab at %s: %w", t.addr, err)
+		return "", fmt.Errorf("open a tab at %s: %w", t.Addr(), err)
 	}
 	return resp.GetTerminal().GetId(), nil
 }

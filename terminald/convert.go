@@ -30,6 +30,7 @@ func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 		GroupSetByAgent: t.GroupSetByAgent,
 		NameSetByAgent:  t.NameSetByAgent,
 		Sandboxed:       t.Sandboxed,
+		Editor:          t.Editor,
 	}
 	if t.ForegroundPID > 0 {
 		out.ForegroundProcess = &terminalv1.Process{Name: t.ForegroundName, Pid: int32(t.ForegroundPID)}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/phantom-dev/phantom/authz"
+	"github.com/phantom-dev/phantom/editord"
 	"github.com/phantom-dev/phantom/gateway"
 	"github.com/phantom-dev/phantom/gitd"
 	"github.com/phantom-dev/phantom/internal/lineage"
@@ -26,6 +27,7 @@ var runners = map[string]func(ctx context.Context, addr string, l paths.Layout, 
 	"gateway":   gateway.Run,
 	"gitd":      gitd.Run,
 	"lspd":      lspd.Run,
+	"editord":   editord.Run,
 }
 
 func daemonCmd() *cobra.Command {

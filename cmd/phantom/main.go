@@ -31,6 +31,6 @@ server on a Unix socket, and do nothing sensitive until you allow it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), downCmd(), statusCmd(), newCmd(), lsCmd(), readCmd(), closeCmd(), attachCmd(), sheetCmd(), grantsCmd(), daemonCmd(), mcpServerCmd(), mcpCmd(), sandboxCmd())
+	root.AddCommand(upCmd(), downCmd(), statusCmd(), newCmd(), lsCmd(), readCmd(), closeCmd(), attachCmd(), sheetCmd(), grantsCmd(), daemonCmd(), mcpServerCmd(), mcpCmd(), sandboxCmd(), editCmd())
 	return root
 }

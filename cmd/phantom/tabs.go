@@ -90,6 +90,8 @@ func tabState(t *terminalv1.Terminal) string {
 	switch {
 	case t.GetExited():
 		return "exited " + strconv.Itoa(int(t.GetExitCode()))
+	case t.GetEditor():
+		return "editor"
 	case t.GetIdle():
 		return "idle"
 	default:

@@ -24,7 +24,7 @@ var bundleID = "dev.phantom.Phantom.dev"
 func BundleID() string { return bundleID }
 
 // Daemons lists the daemon names in start order.
-var Daemons = []string{"terminald", "authz", "gateway", "gitd", "lspd"}
+var Daemons = []string{"terminald", "authz", "gateway", "gitd", "lspd", "editord"}
 
 // Layout is every path one Phantom instance uses.
 type Layout struct {
@@ -122,6 +122,19 @@ func (l Layout) PIDFile(name string) string { return filepath.Join(l.Runtime, na
 
 // TabStateDir holds terminald's tab-state files.
 func (l Layout) TabStateDir() string { return filepath.Join(l.Runtime, "tabs") }
+
+// EditorSocket is where the editor (Neovim) of window listens: in the
+// private runtime directory, so only the human's own processes reach it.
+// The window id is reduced to characters safe in a file name.
+func (l Layout) EditorSocket(window string) string {
+	safe := []byte(window)
+	for i, c := range safe {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			safe[i] = '_'
+		}
+	}
+	return filepath.Join(l.Runtime, "editor-"+string(safe)+".sock")
+}
 
 // ShellDir holds the shell-integration scripts terminald writes.
 func (l Layout) ShellDir() string { return filepath.Join(l.Runtime, "shell") }

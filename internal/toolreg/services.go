@@ -4,6 +4,7 @@ package toolreg
 // their descriptors are registered and Default holds every tool whichever
 // daemons a binary links.
 import (
+	_ "github.com/phantom-dev/phantom/proto/phantom/editor/v1"
 	_ "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 	_ "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
 	_ "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"

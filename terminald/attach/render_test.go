@@ -129,6 +129,7 @@ func TestStatusLine(t *testing.T) {
 			{ID: "t2", Title: "server", GroupID: "g1", DevServerPorts: []uint16{3000, 3001}},
 			{ID: "t3", Title: "claude", GroupID: "g1", Icon: "🤖", AgentState: workspace.AgentWorking, Idle: true},
 			{ID: "t4", Title: "gone", Exited: true, ExitCode: 2},
+			{ID: "t5", Title: "editor", Editor: true},
 		},
 		Groups:  map[string]workspace.Group{"g1": {ID: "g1", Name: "api", Color: "purple"}},
 		Focused: "t2",
@@ -142,7 +143,7 @@ func TestStatusLine(t *testing.T) {
 	}
 	cells := StatusLine(si, 100)
 	got := text(cells)
-	for _, want := range []string{"1:bash ", "api", "2:server* " + markBusy + " :3000+", "3:🤖 claude " + markAgent, "4:gone " + markExited + "2", "main"} {
+	for _, want := range []string{"1:bash ", "api", "2:server* " + markBusy + " :3000+", "3:🤖 claude " + markAgent, "4:gone " + markExited + "2", "5:editor " + markBusy + " " + markEditor, "main"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status line %q lacks %q", got, want)
 		}

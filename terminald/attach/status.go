@@ -37,6 +37,7 @@ const (
 	markAgent    = "◆" // an agent is working
 	markAgentIdl = "◇" // an agent is connected, waiting for its next call
 	markAgentAsk = "!" // an agent waits for a permission sheet
+	markEditor   = "✎" // the window's editor, which agents drive
 	maxTitle     = 24  // a longer title is cut with …
 )
 
@@ -194,6 +195,9 @@ func stateMarks(t workspace.Terminal) string {
 		s += " " + markExited + strconv.Itoa(t.ExitCode)
 	case !t.Idle:
 		s += " " + markBusy
+	}
+	if t.Editor {
+		s += " " + markEditor
 	}
 	switch t.AgentState {
 	case workspace.AgentIdle:

@@ -90,6 +90,12 @@ type tab struct {
 	// lastMu guards what the tab last showed while its program ran.
 	lastMu          sync.Mutex
 	lastFg, lastDir string
+	// listen caches the foreground program's --listen address, read when
+	// the foreground process or its program (an exec keeps the pid)
+	// changed.
+	listenPID  int
+	listenComm string
+	listen     string
 	// worktreeOf caches the git working tree of lastDir.
 	worktreeOf, worktree string
 
@@ -332,6 +338,7 @@ type status struct {
 	worktree  string
 	fgName    string
 	fgPID     int
+	listen    string // the foreground program's --listen address
 	idle      bool
 	exited    bool
 	exitCode  int
@@ -379,6 +386,10 @@ func (t *tab) status() status {
 		t.worktreeOf, t.worktree = cwd, gitWorktree(cwd)
 	}
 	s.worktree = t.worktree
+	if t.listenPID != s.fgPID || t.listenComm != s.fgName {
+		t.listenPID, t.listenComm, t.listen = s.fgPID, s.fgName, listenArg(s.fgPID)
+	}
+	s.listen = t.listen
 	t.lastMu.Unlock()
 	return s
 }

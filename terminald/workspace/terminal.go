@@ -47,6 +47,8 @@ type Terminal struct {
 	// Sandboxed is true when the tab's program runs under Landlock
 	// (terminald/sandbox).
 	Sandboxed bool
+	// Editor is true when the tab runs its window's editor (editord).
+	Editor bool
 }
 
 // equal reports whether a and b show the same.
@@ -80,6 +82,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		Cols: st.cols, Rows: st.rows,
 		GroupSetByAgent: e.groupByAgent, NameSetByAgent: e.nameByAgent,
 		Sandboxed: e.sandboxed,
+		Editor:    w.isEditor(e.windowID, st.listen),
 	}
 }
 

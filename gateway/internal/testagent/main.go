@@ -15,6 +15,11 @@
 //	{"op":"ping"}                               ping
 //	{"op":"wait","file":"PATH"}                 wait until PATH exists
 //	{"op":"exit"}                               close the session and exit
+//	{"op":"bench","tool":"T","args":{...},"n":N,"nvim":"SOCK","lua":"CODE","lua_args":[...]}
+//	                                            N times, alternating: tools/call T,
+//	                                            and CODE run directly in the Neovim
+//	                                            at SOCK (nvim_exec_lua); the result
+//	                                            holds both latencies in nanoseconds
 //
 // Without an exit step the agent stays alive after its script (with its
 // session closed) until the test closes its tab.
@@ -28,10 +33,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/phantom-dev/phantom/editord/nvim"
 )
 
 // step is one scripted action.
@@ -42,6 +50,11 @@ type step struct {
 	File string         `json:"file,omitempty"`
 	// Retry repeats a call until it is not an error, for up to 20 s.
 	Retry bool `json:"retry,omitempty"`
+	// N, Nvim, Lua and LuaArgs are a bench step's.
+	N       int    `json:"n,omitempty"`
+	Nvim    string `json:"nvim,omitempty"`
+	Lua     string `json:"lua,omitempty"`
+	LuaArgs []any  `json:"lua_args,omitempty"`
 }
 
 // outcome is one line of the output file.
@@ -141,6 +154,8 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+		case "bench":
+			o.Result, o.Error = bench(ctx, cs, s)
 		case "exit":
 			cancel()
 			emit(o)
@@ -154,12 +169,46 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 	return nil
 }
 
-// expand replaces string arguments "$PHANTOM_TAB_ID" with this tab's id.
+// bench alternates a tool call through the gateway with a direct
+// msgpack-RPC call to the same Neovim, s.N times each.
+func bench(ctx context.Context, cs *mcp.ClientSession, s step) (any, string) {
+	c, err := nvim.Dial(ctx, s.Nvim)
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer c.Close()
+	var gateway, direct []int64
+	args := expand(s.Args)
+	for range s.N {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: s.Tool, Arguments: args})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%s: %v", s.Tool, res.Content)
+		}
+		if err != nil {
+			return nil, err.Error()
+		}
+		t1 := time.Now()
+		if err := c.ExecLua(ctx, s.Lua, nil, s.LuaArgs...); err != nil {
+			return nil, err.Error()
+		}
+		gateway, direct = append(gateway, int64(t1.Sub(t0))), append(direct, int64(time.Since(t1)))
+	}
+	return map[string]any{"gateway": gateway, "direct": direct}, ""
+}
+
+// expand replaces string arguments "$PHANTOM_TAB_ID" with this tab's id,
+// and "$FILE:PATH" with what the file PATH holds (trimmed), so that a test
+// can hand the agent values it learns only while the script runs.
 func expand(args map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range args {
 		if v == "$PHANTOM_TAB_ID" {
 			v = os.Getenv("PHANTOM_TAB_ID")
+		}
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "$FILE:") {
+			b, _ := os.ReadFile(strings.TrimPrefix(s, "$FILE:"))
+			v = strings.TrimSpace(string(b))
 		}
 		out[k] = v
 	}

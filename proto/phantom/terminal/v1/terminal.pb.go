@@ -247,8 +247,11 @@ type Terminal struct {
 	GroupSetByAgent bool `protobuf:"varint,21,opt,name=group_set_by_agent,json=groupSetByAgent,proto3" json:"group_set_by_agent,omitempty"`
 	// True when an agent, not the human, gave the tab its name.
 	NameSetByAgent bool `protobuf:"varint,22,opt,name=name_set_by_agent,json=nameSetByAgent,proto3" json:"name_set_by_agent,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// True when the tab runs its window's editor (the Neovim the editor
+	// tools drive: list_panes, open_file, reveal_line, ...).
+	Editor        bool `protobuf:"varint,23,opt,name=editor,proto3" json:"editor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Terminal) Reset() {
@@ -431,6 +434,13 @@ func (x *Terminal) GetGroupSetByAgent() bool {
 func (x *Terminal) GetNameSetByAgent() bool {
 	if x != nil {
 		return x.NameSetByAgent
+	}
+	return false
+}
+
+func (x *Terminal) GetEditor() bool {
+	if x != nil {
+		return x.Editor
 	}
 	return false
 }
@@ -2918,7 +2928,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xbd\x05\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xd5\x05\n" +
 	"\bTerminal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -2943,7 +2953,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\fagent_client\x18\x13 \x01(\tR\vagentClient\x12\x1c\n" +
 	"\tsandboxed\x18\x14 \x01(\bR\tsandboxed\x12+\n" +
 	"\x12group_set_by_agent\x18\x15 \x01(\bR\x0fgroupSetByAgent\x12)\n" +
-	"\x11name_set_by_agent\x18\x16 \x01(\bR\x0enameSetByAgent\"\x81\x01\n" +
+	"\x11name_set_by_agent\x18\x16 \x01(\bR\x0enameSetByAgent\x12\x16\n" +
+	"\x06editor\x18\x17 \x01(\bR\x06editor\"\x81\x01\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +

@@ -1,0 +1,260 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/phantom-dev/phantom/editord/nvim"
+	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/procfs"
+)
+
+// Terminals is what the manager needs of terminald.
+type Terminals interface {
+	// Tab returns the window and current directory of tab id.
+	Tab(ctx context.Context, tabID string) (TabInfo, error)
+	// Launch runs argv in a new tab of window, starting in dir, and returns
+	// the tab's id.
+	Launch(ctx context.Context, window, dir string, argv []string) (string, error)
+	// Locate names the tab process pid (started at startTime) runs in; ""
+	// when it runs in none.
+	Locate(ctx context.Context, pid int, startTime uint64) (string, error)
+}
+
+// TabInfo is what the manager needs to know of a Phantom tab.
+type TabInfo struct {
+	Window, Dir string
+}
+
+// Caller is the calling agent's tab, as the guard or the gateway verified
+// it.
+type Caller struct {
+	TabID string
+	// Dir is the tab's directory, against which relative paths resolve;
+	// when empty, terminald's is used.
+	Dir string
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Socket says where the editor of a window listens (in the private
+	// runtime directory): paths.Layout.EditorSocket.
+	Socket func(window string) string
+	// Terminals finds windows and opens the editors' tabs.
+	Terminals Terminals
+	// Nvim is the Neovim program; default "nvim".
+	Nvim string
+	// StartTimeout bounds how long a new editor may take to listen;
+	// default 10s.
+	StartTimeout time.Duration
+}
+
+// Manager keeps one editor per window: the one it started in a tab of that
+// window, or one the human started there with `phantom edit`, found on the
+// window's socket.
+type Manager struct {
+	opts Options
+
+	mu      sync.Mutex // held while an editor is found or started, so one window gets one
+	editors map[string]*running
+}
+
+// running is a window's editor.
+type running struct {
+	*Editor
+	tab string // the Phantom tab it runs in
+}
+
+// NewManager manages editors as opts say.
+func NewManager(opts Options) *Manager {
+	if opts.Nvim == "" {
+		opts.Nvim = "nvim"
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 10 * time.Second
+	}
+	return &Manager{opts: opts, editors: map[string]*running{}}
+}
+
+// Close hangs up on every editor; they keep running in their tabs, the
+// human's to quit.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for w, r := range m.editors {
+		r.Close()
+		delete(m.editors, w)
+	}
+}
+
+// Session is the caller window's editor, for one call.
+type Session struct {
+	*Editor
+	// TerminalID is the Phantom tab the editor runs in.
+	TerminalID string
+	// Started is true when the editor was started for this call.
+	Started bool
+	// Dir is the caller's directory, for relative paths.
+	Dir string
+}
+
+// Lookup returns the caller window's editor, or nil when it has none.
+func (m *Manager) Lookup(ctx context.Context, c Caller) (*Session, error) {
+	return m.session(ctx, c, false)
+}
+
+// Ensure returns the caller window's editor, starting one when it has
+// none (or the human quit it).
+func (m *Manager) Ensure(ctx context.Context, c Caller) (*Session, error) {
+	return m.session(ctx, c, true)
+}
+
+func (m *Manager) session(ctx context.Context, c Caller, start bool) (*Session, error) {
+	if c.TabID == "" {
+		return nil, fmt.Errorf("the editor tools act on the editor of the caller's window, and the caller runs in no Phantom tab: %w", errdefs.ErrFailedPrecondition)
+	}
+	info, err := m.opts.Terminals.Tab(ctx, c.TabID)
+	if err != nil {
+		return nil, fmt.Errorf("find the window of tab %s: %w", c.TabID, err)
+	}
+	if c.Dir == "" {
+		c.Dir = info.Dir
+	}
+	window := info.Window
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.editors[window]; r != nil {
+		select {
+		case <-r.Done(): // the human quit it
+			r.Close()
+			delete(m.editors, window)
+		default:
+			return &Session{Editor: r.Editor, TerminalID: r.tab, Dir: c.Dir}, nil
+		}
+	}
+	r, err := m.adopt(ctx, window)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	if r == nil {
+		if !start {
+			return nil, nil
+		}
+		if r, err = m.start(ctx, window, c.Dir); err != nil {
+			return nil, err
+		}
+		started = true
+	}
+	m.editors[window] = r
+	return &Session{Editor: r.Editor, TerminalID: r.tab, Started: started, Dir: c.Dir}, nil
+}
+
+// adopt connects to an editor already listening on window's socket: one
+// the human started with `phantom edit`, or one this daemon started before
+// it restarted. It must run in a tab of window. nil, nil means there is
+// none; a socket nobody listens on any more, or one on which something
+// else listens, is removed.
+func (m *Manager) adopt(ctx context.Context, window string) (*running, error) {
+	sock := m.opts.Socket(window)
+	if _, err := os.Lstat(sock); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := nvim.Dial(dctx, sock)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		// Its editor quit without removing it (killed, or crashed).
+		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("remove the dead editor socket %s: %w", sock, err)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reach the editor of window %s: %w", window, err)
+	}
+	tab, err := m.tabOf(ctx, c, window)
+	if err != nil {
+		// Not this window's editor: a process elsewhere listens on its
+		// socket (squatting, to learn what agents open, or to block them).
+		// It is not adopted; unlinking the name leaves it listening on
+		// nothing anyone can reach, and the window gets a real editor.
+		c.Close()
+		if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("remove %s, on which a process that is not the window's editor listens: %w", sock, err)
+		}
+		return nil, nil
+	}
+	return &running{Editor: New(c), tab: tab}, nil
+}
+
+// tabOf names the tab of window the Neovim behind c runs in, from the
+// kernel's word on who is at the other end of the socket.
+func (m *Manager) tabOf(ctx context.Context, c *nvim.Client, window string) (string, error) {
+	peer, err := c.Peer()
+	if err != nil {
+		return "", err
+	}
+	defer peer.Close()
+	if peer.UID != os.Getuid() {
+		return "", fmt.Errorf("it runs as user %d, not as us (%d)", peer.UID, os.Getuid())
+	}
+	st, err := procfs.ReadStat(peer.PID)
+	if err != nil {
+		return "", err
+	}
+	tab, err := m.opts.Terminals.Locate(ctx, peer.PID, st.StartTime)
+	if err != nil {
+		return "", fmt.Errorf("find the tab of process %d: %w", peer.PID, err)
+	}
+	if err := peer.Alive(); err != nil {
+		return "", fmt.Errorf("process %d: %w", peer.PID, err)
+	}
+	if tab == "" {
+		return "", fmt.Errorf("process %d runs in no Phantom tab", peer.PID)
+	}
+	info, err := m.opts.Terminals.Tab(ctx, tab)
+	if err != nil {
+		return "", err
+	}
+	if info.Window != window {
+		return "", fmt.Errorf("it runs in tab %s of window %s, not of window %s", tab, info.Window, window)
+	}
+	return tab, nil
+}
+
+// start opens a new tab in window running a Neovim that listens on the
+// window's socket, and connects to it.
+func (m *Manager) start(ctx context.Context, window, dir string) (*running, error) {
+	sock := m.opts.Socket(window)
+	tab, err := m.opts.Terminals.Launch(ctx, window, dir, Command(m.opts.Nvim, sock))
+	if err != nil {
+		return nil, fmt.Errorf("open the editor's tab in window %s: %w", window, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.StartTimeout)
+	defer cancel()
+	for {
+		c, err := nvim.Dial(ctx, sock)
+		if err == nil {
+			return &running{Editor: New(c), tab: tab}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the editor in tab %s did not listen on %s within %s: %v: %w", tab, sock, m.opts.StartTimeout, err, errdefs.ErrFailedPrecondition)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Command is the command line of a window's editor listening on sock,
+// opening files (each "FILE" or "+LINE" as Neovim takes them). Both
+// editord and `phantom edit` start editors with it; terminald recognises
+// an editor's tab by its --listen argument.
+func Command(nvimPath, sock string, files ...string) []string {
+	return append([]string{nvimPath, "--listen", sock}, files...)
+}

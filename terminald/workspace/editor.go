@@ -1,0 +1,27 @@
+package workspace
+
+import "github.com/phantom-dev/phantom/internal/procfs"
+
+// listenArg returns the address the program pid was told to listen on
+// (`--listen ADDR`, as Neovim takes it), or "". A tab whose foreground
+// program listens on its window's editor socket is that window's editor
+// (editord starts it so, and so does `phantom edit`). The command line is
+// the program's to rewrite: this only labels the tab, it decides nothing.
+func listenArg(pid int) string {
+	argv, err := procfs.Default.Cmdline(pid)
+	if err != nil {
+		return ""
+	}
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "--listen" {
+			return argv[i+1]
+		}
+	}
+	return ""
+}
+
+// isEditor reports whether a tab of window whose foreground program
+// listens on listen is the window's editor.
+func (w *Workspace) isEditor(window, listen string) bool {
+	return listen != "" && listen == w.opts.Layout.EditorSocket(window)
+}
