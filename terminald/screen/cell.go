@@ -103,6 +103,10 @@ func (c *cell) style() Style { return Style{Fg: c.fg, Bg: c.bg, Attrs: c.attr} }
 type line struct {
 	c       []cell
 	wrapped bool // the row continues on the next one (autowrap)
+	// gmode is set once the row holds text printed with grapheme
+	// clustering (mode 2027): it is cut into cells by clusters when
+	// materialised, read back or reflowed (grapheme_width.go).
+	gmode bool
 	// used bounds the written part: every cell at index >= used is
 	// exactly blankCell. It lets scrollback compaction skip the blank tail.
 	used int

@@ -26,7 +26,7 @@ func compactReset(l *line) {
 	l.runs = l.runs[:0]
 	l.rfg, l.rbg, l.rattr, l.rbyte = 0, 0, 0, 0
 	l.ccol, l.combLen = 0, 0
-	l.wrapped = false
+	l.wrapped, l.gmode = false, false
 	l.complex = false
 	l.used = 0
 	if l.comb != nil {
@@ -88,6 +88,10 @@ func compactEnd(l *line) int {
 // mat turns a compact row back into cells.
 func (s *Screen) mat(l *line) {
 	if !l.compact {
+		return
+	}
+	if l.gmode {
+		s.matClusters(l)
 		return
 	}
 	l.compact = false

@@ -4,6 +4,7 @@ import "strconv"
 
 // escDispatch handles ESC final (no intermediate).
 func (s *Screen) escDispatch(b byte) {
+	s.lastRune = 0 // REP repeats only a character right before it
 	switch b {
 	case '7':
 		s.saveCursor()
@@ -13,7 +14,7 @@ func (s *Screen) escDispatch(b byte) {
 		s.index()
 	case 'E':
 		s.index()
-		s.x = 0
+		s.carriageReturn()
 	case 'H':
 		if s.x < s.cols {
 			s.tabs[s.x] = true
@@ -33,6 +34,7 @@ func (s *Screen) escDispatch(b byte) {
 
 // escInterDispatch handles ESC intermediate final.
 func (s *Screen) escInterDispatch(inter, b byte) {
+	s.lastRune = 0
 	switch inter {
 	case '#':
 		if b == '8' {
@@ -53,6 +55,12 @@ func (s *Screen) csiDispatch(b byte) {
 	if b == 'm' && ps.priv == 0 && ps.inter == 0 {
 		s.sgr()
 		return
+	}
+	// REP repeats the preceding character only if nothing but SGR
+	// came between (ECMA-48: "the preceding character in the data
+	// stream"); after REP the same character may be repeated again.
+	if b != 'b' || ps.priv != 0 || ps.inter != 0 {
+		s.lastRune = 0
 	}
 	switch ps.priv {
 	case 0:
@@ -77,8 +85,21 @@ func (s *Screen) csiDispatch(b byte) {
 	switch ps.inter {
 	case 0:
 	case ' ':
-		if b == 'q' { // DECSCUSR
+		switch b {
+		case 'q': // DECSCUSR
 			s.m.CursorStyle = ps.param0(0, 0)
+		case '@': // SL
+			s.scrollColumns(ps.param(0, 1))
+		case 'A': // SR
+			s.scrollColumns(-ps.param(0, 1))
+		}
+		return
+	case '\'':
+		switch b {
+		case '}': // DECIC
+			s.editColumns(ps.param(0, 1))
+		case '~': // DECDC
+			s.editColumns(-ps.param(0, 1))
 		}
 		return
 	case '!':
@@ -106,24 +127,27 @@ func (s *Screen) csiDispatch(b byte) {
 	case 'm':
 		s.sgr()
 	case '@':
-		s.wrapNext = false
-		s.insertCells(s.cur.lines[s.y], s.x, ps.param(0, 1))
+		s.ich(ps.param(0, 1))
 	case 'A':
-		s.moveRel(0, -ps.param(0, 1))
-	case 'B', 'e':
-		s.moveRel(0, ps.param(0, 1))
-	case 'C', 'a':
-		s.moveRel(ps.param(0, 1), 0)
+		s.moveRel(-ps.param(0, 1))
+	case 'B':
+		s.moveRel(ps.param(0, 1))
+	case 'e': // VPR: like VPA, to the screen edge (xterm), not CUD
+		s.cursorSet(s.curRow()+ps.param(0, 1), s.curCol())
+	case 'C':
+		s.cursorForward(ps.param(0, 1))
+	case 'a': // HPR: like HPA (xterm), not CUF
+		s.cursorSet(s.curRow(), s.curCol()+ps.param(0, 1))
 	case 'D':
-		s.moveRel(-ps.param(0, 1), 0)
+		s.cursorBack(ps.param(0, 1))
 	case 'E':
-		s.moveRel(0, ps.param(0, 1))
-		s.x = 0
+		s.moveRel(ps.param(0, 1))
+		s.carriageReturn()
 	case 'F':
-		s.moveRel(0, -ps.param(0, 1))
-		s.x = 0
+		s.moveRel(-ps.param(0, 1))
+		s.carriageReturn()
 	case 'G', '`':
-		s.moveTo(ps.param(0, 1)-1, s.y)
+		s.cursorSet(s.curRow(), ps.param(0, 1)-1)
 	case 'H', 'f':
 		s.cup(ps.param(0, 1), ps.param(1, 1))
 	case 'I':
@@ -137,10 +161,11 @@ func (s *Screen) csiDispatch(b byte) {
 	case 'M':
 		s.deleteLines(ps.param(0, 1))
 	case 'P':
-		s.wrapNext = false
-		s.deleteCells(s.cur.lines[s.y], s.x, ps.param(0, 1))
+		s.dch(ps.param(0, 1))
 	case 'S':
-		s.scrollUp(s.top, s.bot, ps.param(0, 1), true)
+		n := ps.param(0, 1)
+		s.scrollUp(s.top, s.bot, n, true)
+		s.unwrapAbove(s.bot - min(n, s.bot-s.top+1) + 1)
 	case 'T':
 		if ps.np <= 1 {
 			s.scrollDown(s.top, s.bot, ps.param(0, 1))
@@ -157,11 +182,7 @@ func (s *Screen) csiDispatch(b byte) {
 			s.sendReply([]byte("\x1b[?62;22c"))
 		}
 	case 'd':
-		row := ps.param(0, 1)
-		if s.m.Origin {
-			row += s.top
-		}
-		s.moveTo(s.x, row-1)
+		s.cursorSet(ps.param(0, 1)-1, s.curCol())
 	case 'g':
 		switch ps.param0(0, 0) {
 		case 0:
@@ -188,12 +209,19 @@ func (s *Screen) csiDispatch(b byte) {
 	case 'r':
 		s.setScrollRegion(ps.param(0, 1), ps.param(1, s.rows))
 	case 's':
-		s.saveCursor()
+		if s.ext.lrmm { // DECSLRM replaces SCOSC while DECLRMM is set
+			s.setLRMargins(ps.param(0, 1), ps.param(1, s.cols))
+		} else {
+			s.saveCursor()
+		}
 	case 'u':
 		s.restoreCursor()
 	case 't':
-		if ps.param0(0, 0) == 18 {
+		switch ps.param0(0, 0) {
+		case 18:
 			s.sendReply([]byte("\x1b[8;" + strconv.Itoa(s.rows) + ";" + strconv.Itoa(s.cols) + "t"))
+		case 22, 23: // XTPUSHTITLE, XTPOPTITLE
+			s.titleStack(ps.params[0] == 22, ps.param0(1, 0))
 		}
 	}
 }

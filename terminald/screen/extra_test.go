@@ -9,11 +9,12 @@ import (
 func TestResize(t *testing.T) {
 	s := New(Options{Cols: 10, Rows: 4})
 	s.Write([]byte("0123456789abc\r\nline2\r\nline3"))
-	// Narrower: rows are truncated on screen, the cursor is clamped.
+	// Narrower: the wrapped line is re-wrapped (reflow_test.go has the
+	// details); the cursor stays after "line3", with a wrap pending.
 	s.Resize(5, 4)
 	checkInvariants(t, s)
-	if got := rowText(s, 0); got != "01234" {
-		t.Errorf("row0 after narrowing %q", got)
+	if got := rowText(s, 0); got != "56789" || s.ScrollbackLen() != 1 {
+		t.Errorf("row0 after narrowing %q, sb %d", got, s.ScrollbackLen())
 	}
 	if c := s.Cursor(); c.X != 4 || c.Y != 3 {
 		t.Errorf("cursor %+v", c)
@@ -21,14 +22,17 @@ func TestResize(t *testing.T) {
 	// Shorter: rows above the cursor go to the scrollback.
 	s.Resize(5, 2)
 	checkInvariants(t, s)
-	if s.ScrollbackLen() != 2 || rowText(s, 0) != "line2" || rowText(s, 1) != "line3" {
+	if s.ScrollbackLen() != 3 || rowText(s, 0) != "line2" || rowText(s, 1) != "line3" {
 		t.Errorf("sb %d rows %q %q", s.ScrollbackLen(), rowText(s, 0), rowText(s, 1))
 	}
-	// Wider and taller: content stays, new cells are blank.
+	// Wider and taller: the line is whole again, new cells are blank.
 	s.Resize(20, 6)
 	checkInvariants(t, s)
-	if got := s.LastLines(10); !reflect.DeepEqual(got, []string{"01234abc", "line2", "line3"}) {
+	if got := s.LastLines(10); !reflect.DeepEqual(got, []string{"0123456789abc", "line2", "line3"}) {
 		t.Errorf("lines %q", got)
+	}
+	if c := s.Cursor(); c.X != 5 || c.Y != 1 {
+		t.Errorf("cursor after widening %+v", c)
 	}
 	s.Write([]byte("\x1b[6;20HZ"))
 	if rowText(s, 5) != strings.Repeat(" ", 19)+"Z" {

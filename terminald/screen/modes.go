@@ -43,6 +43,9 @@ type Modes struct {
 	CursorStyle    int           // DECSCUSR parameter (0 = default)
 	ReverseVideo   bool          // DECSCNM (?5)
 	SyncOutput     bool          // ?2026 synchronized output
+	// GraphemeCluster (?2027) measures text by grapheme clusters instead
+	// of per code point (grapheme_width.go).
+	GraphemeCluster bool
 }
 
 // setPrivateMode handles one DECSET/DECRST parameter.
@@ -92,6 +95,15 @@ func (s *Screen) setPrivateMode(mode int, on bool) {
 		} else if m.MouseEncoding == e {
 			m.MouseEncoding = MouseEncodingDefault
 		}
+	case 3: // DECCOLM, only when ?40 allows it
+		s.setColumnMode(on)
+	case 40:
+		s.ext.allow132 = on
+	case 45: // reverse wraparound
+		s.ext.reverseWrap = on
+	case 69: // DECLRMM; margins go back to the full width either way
+		s.ext.lrmm = on
+		s.resetLR()
 	case 12:
 		m.CursorBlink = on
 	case 25:
@@ -104,6 +116,8 @@ func (s *Screen) setPrivateMode(mode int, on bool) {
 		m.BracketedPaste = on
 	case 2026:
 		m.SyncOutput = on
+	case 2027:
+		m.GraphemeCluster = on
 	case 47:
 		if on {
 			s.enterAlt(false)
@@ -166,6 +180,14 @@ func (s *Screen) privateMode(mode int) (on, known bool) {
 		return m.MouseEncoding == MouseEncodingURXVT, true
 	case 1016:
 		return m.MouseEncoding == MouseEncodingSGRPixels, true
+	case 3:
+		return s.ext.col132, true
+	case 40:
+		return s.ext.allow132, true
+	case 45:
+		return s.ext.reverseWrap, true
+	case 69:
+		return s.ext.lrmm, true
 	case 12:
 		return m.CursorBlink, true
 	case 25:
@@ -178,6 +200,8 @@ func (s *Screen) privateMode(mode int) (on, known bool) {
 		return m.BracketedPaste, true
 	case 2026:
 		return m.SyncOutput, true
+	case 2027:
+		return m.GraphemeCluster, true
 	case 47, 1047, 1049:
 		return s.altActive, true
 	}

@@ -6,6 +6,8 @@ func (s *Screen) blank() cell {
 	return cell{r: ' ', w: 1, bg: s.pen.bg}
 }
 
+// linefeed is LF, VT and FF without left/right margins. It stays small
+// enough to be inlined into the bulk loops; lineFeed is the general form.
 func (s *Screen) linefeed() {
 	s.index()
 	if s.m.NewLine {
@@ -13,24 +15,49 @@ func (s *Screen) linefeed() {
 	}
 }
 
-// index moves the cursor down, scrolling the region at its bottom margin.
+// lineFeed is LF, VT and FF: with left/right margins, the carriage return
+// of LNM goes to the left margin.
+func (s *Screen) lineFeed() {
+	if !s.ext.margins {
+		s.linefeed()
+		return
+	}
+	s.index()
+	if s.m.NewLine {
+		s.carriageReturn()
+	}
+}
+
+// index moves the cursor down, scrolling the region at its bottom margin
+// (only when the cursor is between the left/right margins, if set).
 func (s *Screen) index() {
 	s.wrapNext = false
 	if s.y == s.bot {
-		s.scrollUp(s.top, s.bot, 1, true)
+		if !s.ext.margins || s.inLR() {
+			s.scrollUp(s.top, s.bot, 1, true)
+		}
 	} else if s.y < s.rows-1 {
 		s.y++
 	}
 }
 
-// reverseIndex moves the cursor up, scrolling the region at its top margin.
+// reverseIndex moves the cursor up, scrolling the region at its top margin
+// (only when the cursor is between the left/right margins, if set).
 func (s *Screen) reverseIndex() {
 	s.wrapNext = false
 	if s.y == s.top {
-		s.scrollDown(s.top, s.bot, 1)
+		if !s.ext.margins || s.inLR() {
+			s.scrollDown(s.top, s.bot, 1)
+		}
 	} else if s.y > 0 {
 		s.y--
 	}
+}
+
+// inLR reports whether the cursor is between the left and right margins.
+func (s *Screen) inLR() bool {
+	l, r := s.lr()
+	return s.x >= l && s.x <= r
 }
 
 // resetLine blanks a whole row and forgets its wrap flag and marks.
@@ -54,21 +81,33 @@ func (s *Screen) resetLine(l *line, b cell) {
 		l.used = len(l.c)
 	}
 	l.complex = false
-	l.wrapped = false
+	l.wrapped, l.gmode = false, false
 	if l.comb != nil {
 		clear(l.comb)
 	}
 }
 
-// scrollUp moves rows top..bot up by n. Rows leaving a full-screen region of
-// the main screen go to the scrollback when save is set.
+// scrollUp moves rows top..bot up by n. When save is set, rows leaving the
+// top of the main screen go to the scrollback: as in xterm, whenever the
+// region starts at the first row (progress bars keep the last rows with
+// CSI 1;N r) and no left/right margins are set. The alternate screen never
+// saves. The row above the region no longer continues into it.
 func (s *Screen) scrollUp(top, bot, n int, save bool) {
 	if n <= 0 || top > bot {
 		return
 	}
+	if s.ext.margins {
+		if l, e, ok := s.lrRect(); ok {
+			s.scrollRect(top, bot, l, e, n)
+			return
+		}
+	}
 	n = min(n, bot-top+1)
 	lines := s.cur.lines
-	save = save && !s.altActive && top == 0 && bot == s.rows-1 && s.sb.max > 0
+	if top > 0 {
+		lines[top-1].wrapped = false
+	}
+	save = save && !s.altActive && top == 0 && s.sb.max > 0
 	b := s.blank()
 	if n == 1 {
 		l := lines[top]
@@ -131,12 +170,25 @@ func (g *grid) scrollFull() {
 }
 
 // scrollDown moves rows top..bot down by n, blanking n rows at the top.
+// Soft wraps into the blanked rows and out of the region are cut.
 func (s *Screen) scrollDown(top, bot, n int) {
 	if n <= 0 || top > bot {
 		return
 	}
+	if s.ext.margins {
+		if l, e, ok := s.lrRect(); ok {
+			s.scrollRect(top, bot, l, e, -n)
+			return
+		}
+	}
 	n = min(n, bot-top+1)
 	lines := s.cur.lines
+	if top > 0 {
+		lines[top-1].wrapped = false
+	}
+	if bot-n >= top {
+		lines[bot-n].wrapped = false // it becomes the last row; what followed it is gone
+	}
 	tmp := append(s.tmpLines[:0], lines[bot+1-n:bot+1]...)
 	copy(lines[top+n:bot+1], lines[top:bot+1-n])
 	copy(lines[top:], tmp)
@@ -149,52 +201,44 @@ func (s *Screen) scrollDown(top, bot, n int) {
 }
 
 func (s *Screen) backspace() {
-	if s.wrapNext {
-		s.wrapNext = false
-	}
-	if s.x > 0 {
-		s.x--
-	}
+	s.cursorBack(1)
 }
 
-// tab moves to the n-th next tab stop (or the last column).
+// tab moves to the n-th next tab stop, stopping at the right margin (or
+// the last column). As in xterm (TabToNextStop), a pending wrap is kept:
+// a tab at the last column does not move the cursor, and the next
+// character still wraps instead of overwriting the last one.
 func (s *Screen) tab(n int) {
-	s.wrapNext = false
-	for ; n > 0 && s.x < s.cols-1; n-- {
+	limit := s.rightLimit()
+	for ; n > 0 && s.x < limit; n-- {
 		s.x++
-		for s.x < s.cols-1 && !s.tabs[s.x] {
+		for s.x < limit && !s.tabs[s.x] {
 			s.x++
 		}
 	}
 }
 
-// backTab moves to the n-th previous tab stop (or column 0).
+// backTab moves to the n-th previous tab stop (or column 0, or the left
+// margin in origin mode).
 func (s *Screen) backTab(n int) {
 	s.wrapNext = false
-	for ; n > 0 && s.x > 0; n-- {
+	lim := 0
+	if s.m.Origin {
+		lim, _ = s.lr()
+	}
+	for ; n > 0 && s.x > lim; n-- {
 		s.x--
-		for s.x > 0 && !s.tabs[s.x] {
+		for s.x > lim && !s.tabs[s.x] {
 			s.x--
 		}
 	}
 }
 
-// moveTo puts the cursor at absolute (x, y) screen coordinates, clamped.
-func (s *Screen) moveTo(x, y int) {
+// moveRel moves the cursor by dy rows (CUU, CUD, CNL, CPL); it stops at
+// the scroll margins when the cursor starts inside them (xterm CursorUp,
+// CursorDown), at the screen edge otherwise.
+func (s *Screen) moveRel(dy int) {
 	s.wrapNext = false
-	s.x = min(max(x, 0), s.cols-1)
-	minY, maxY := 0, s.rows-1
-	if s.m.Origin {
-		minY, maxY = s.top, s.bot
-	}
-	s.y = min(max(y, minY), maxY)
-}
-
-// moveRel moves the cursor by (dx, dy); vertical moves stop at the scroll
-// margins when the cursor starts inside them.
-func (s *Screen) moveRel(dx, dy int) {
-	s.wrapNext = false
-	s.x = min(max(s.x+dx, 0), s.cols-1)
 	y := s.y + dy
 	if dy < 0 {
 		lim := 0
@@ -214,10 +258,7 @@ func (s *Screen) moveRel(dx, dy int) {
 
 // cup handles CUP/HVP with 1-based, origin-relative coordinates.
 func (s *Screen) cup(row, col int) {
-	if s.m.Origin {
-		row += s.top
-	}
-	s.moveTo(col-1, row-1)
+	s.cursorSet(row-1, col-1)
 }
 
 // eraseCells blanks cells [from, to) of row y.
@@ -241,8 +282,11 @@ func (s *Screen) eraseCells(y, from, to int) {
 	s.clean[y] = false
 }
 
-// eraseLine handles EL.
+// eraseLine handles EL. Like every erase, it cancels a pending wrap
+// (xterm). A row whose right part is erased no longer continues on the
+// next one (xterm ClearRight).
 func (s *Screen) eraseLine(mode int) {
+	s.wrapNext = false
 	switch mode {
 	case 0:
 		s.eraseCells(s.y, s.x, s.cols)
@@ -255,8 +299,11 @@ func (s *Screen) eraseLine(mode int) {
 	}
 }
 
-// eraseDisplay handles ED.
+// eraseDisplay handles ED; modes 0-2 cancel a pending wrap (xterm).
 func (s *Screen) eraseDisplay(mode int) {
+	if mode != 3 {
+		s.wrapNext = false
+	}
 	switch mode {
 	case 0:
 		s.eraseLine(0)
@@ -271,6 +318,7 @@ func (s *Screen) eraseDisplay(mode int) {
 		}
 		s.eraseLine(1)
 	case 2:
+		s.screenCleared()
 		for y := 0; y < s.rows; y++ {
 			s.resetLine(s.cur.lines[y], s.blank())
 			s.clean[y] = false
@@ -280,88 +328,60 @@ func (s *Screen) eraseDisplay(mode int) {
 	}
 }
 
-// insertCells shifts cells from x right by n within row l (ICH, IRM).
+// insertCells inserts n blanks at column x of the cursor row l, shifting
+// the rest right up to the right margin (IRM printing).
 func (s *Screen) insertCells(l *line, x, n int) {
-	if x >= s.cols {
-		return
-	}
-	n = min(n, s.cols-x)
-	s.mat(l)
-	if l.c[x].w == 0 {
-		s.clearWide(l, x)
-	}
-	if s.cols-1-n >= x && l.c[s.cols-1-n].w == 2 {
-		s.clearWide(l, s.cols-1-n)
-	}
-	copy(l.c[x+n:], l.c[x:s.cols-n])
-	b := s.blank()
-	fillBlank(l.c[x:x+n], b)
-	l.used = min(l.used+n, s.cols)
-	if b != blankCell {
-		l.used = max(l.used, x+n)
-	}
-	shiftComb(l, x, n, s.cols)
-	s.clean[s.y] = false
+	s.shiftRight(s.y, x, s.rightLimit()+1, n)
 }
 
-// deleteCells removes n cells at x from row l, shifting the rest left (DCH).
-func (s *Screen) deleteCells(l *line, x, n int) {
-	if x >= s.cols {
-		return
+// ich handles ICH: nothing happens outside the left/right margins (xterm).
+func (s *Screen) ich(n int) {
+	s.wrapNext = false
+	if !s.ext.margins || s.inLR() {
+		s.shiftRight(s.y, s.x, s.rightLimit()+1, n)
 	}
-	n = min(n, s.cols-x)
-	s.mat(l)
-	if l.c[x].w == 0 {
-		s.clearWide(l, x)
-	}
-	if x+n < s.cols && l.c[x+n].w == 0 {
-		s.clearWide(l, x+n)
-	}
-	copy(l.c[x:], l.c[x+n:])
-	b := s.blank()
-	fillBlank(l.c[s.cols-n:], b)
-	if b != blankCell {
-		l.used = s.cols
-	}
-	shiftComb(l, x, -n, s.cols)
-	s.clean[s.y] = false
 }
 
-// shiftComb moves the combining marks of cells at or after x by delta.
-func shiftComb(l *line, x, delta, cols int) {
-	if len(l.comb) == 0 {
-		return
+// dch handles DCH: nothing happens outside the left/right margins (xterm).
+func (s *Screen) dch(n int) {
+	s.wrapNext = false
+	if !s.ext.margins || s.inLR() {
+		s.shiftLeft(s.y, s.x, s.rightLimit()+1, n)
 	}
-	m := make(map[int]string, len(l.comb))
-	for k, v := range l.comb {
-		switch {
-		case k < x:
-			m[k] = v
-		case delta < 0 && k < x-delta:
-			// deleted
-		case k+delta < cols:
-			m[k+delta] = v
-		}
-	}
-	l.comb = m
 }
 
-// insertLines handles IL: blank lines inserted at the cursor row.
+// insertLines handles IL: blank lines inserted at the cursor row, which
+// must be inside the scroll region (and the left/right margins); the
+// cursor goes to the left margin. The row above no longer continues into
+// the cursor row, nor the last row into the one below the region.
 func (s *Screen) insertLines(n int) {
-	if s.y < s.top || s.y > s.bot {
+	if s.y < s.top || s.y > s.bot || s.ext.margins && !s.inLR() {
 		return
 	}
 	s.scrollDown(s.y, s.bot, n)
-	s.x, s.wrapNext = 0, false
+	s.x, _ = s.lr()
+	s.wrapNext = false
 }
 
-// deleteLines handles DL.
+// deleteLines handles DL, with the same conditions as IL. Rows deleted at
+// the top never go to the scrollback (xterm); no soft wrap survives into
+// the rows moved up or the blank rows at the bottom.
 func (s *Screen) deleteLines(n int) {
-	if s.y < s.top || s.y > s.bot {
+	if s.y < s.top || s.y > s.bot || s.ext.margins && !s.inLR() {
 		return
 	}
 	s.scrollUp(s.y, s.bot, n, false)
-	s.x, s.wrapNext = 0, false
+	s.unwrapAbove(s.bot - min(n, s.bot-s.y+1) + 1)
+	s.x, _ = s.lr()
+	s.wrapNext = false
+}
+
+// unwrapAbove clears the soft wrap of the row above row y, when rows from
+// y on were replaced by blank ones.
+func (s *Screen) unwrapAbove(y int) {
+	if y > 0 && y < s.rows && !s.ext.margins {
+		s.cur.lines[y-1].wrapped = false
+	}
 }
 
 func (s *Screen) saveCursor() {
@@ -379,7 +399,9 @@ func (s *Screen) restoreCursor() {
 	s.charsets, s.gl = sc.charsets, sc.gl
 	s.x = min(sc.x, s.cols-1)
 	s.y = min(sc.y, s.rows-1)
-	s.wrapNext = sc.wrapNext && s.x == s.cols-1 && s.m.Autowrap
+	// xterm's CursorRestore goes through CursorSet, which resets the
+	// wrap state: a restored cursor never has a wrap pending.
+	s.wrapNext = false
 }
 
 // setScrollRegion handles DECSTBM (1-based, inclusive).
@@ -389,7 +411,7 @@ func (s *Screen) setScrollRegion(top, bot int) {
 		return
 	}
 	s.top, s.bot = top, bot
-	s.cup(1, 1)
+	s.cursorSet(0, 0)
 }
 
 // enterAlt switches to the alternate screen, optionally clearing it.
@@ -430,6 +452,7 @@ func (s *Screen) fullReset() {
 	}
 	s.x, s.y = 0, 0
 	s.lastRune = 0
+	s.ext = extState{}
 	s.markAllDirty()
 }
 
@@ -439,6 +462,7 @@ func (s *Screen) softReset() {
 	s.m.Insert, s.m.Origin, s.m.AppCursor, s.m.AppKeypad = false, false, false, false
 	s.m.CursorVisible = true
 	s.top, s.bot = 0, s.rows-1
+	s.resetLR()
 	s.charsets, s.gl = [2]bool{}, 0
 	s.cur.saved = savedCursor{}
 	s.wrapNext = false
@@ -447,10 +471,11 @@ func (s *Screen) softReset() {
 // alignmentTest handles DECALN: fill the screen with 'E'.
 func (s *Screen) alignmentTest() {
 	s.top, s.bot = 0, s.rows-1
+	s.resetLR()
 	s.m.Origin = false
 	for _, l := range s.cur.lines {
 		s.resetLine(l, cell{r: 'E', w: 1})
 	}
 	s.markAllDirty()
-	s.moveTo(0, 0)
+	s.cursorSet(0, 0)
 }

@@ -87,7 +87,7 @@ func (s *Screen) Write(p []byte) (int, error) {
 				i = s.finishUTF8(p, i)
 				continue
 			}
-			if !s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
+			if !s.wrapNext && !s.m.Insert && !s.charsets[s.gl] && !s.ext.margins {
 				if i = s.groundCompact(p, i); i == n {
 					break
 				}
@@ -97,7 +97,7 @@ func (s *Screen) Write(p []byte) (int, error) {
 				j := scanPrintable(p, i+1)
 				// Fast path: append to a compact row without wrapping.
 				if l := s.cur.lines[s.y]; l.compact && s.x >= l.ccol && s.x+(j-i) < s.cols &&
-					!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
+					!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] && !s.ext.margins {
 					compactAppend(l, s.x, p[i:j], &s.pen)
 					s.x += j - i
 					s.lastRune = rune(p[j-1])
@@ -139,10 +139,16 @@ func (s *Screen) Write(p []byte) (int, error) {
 				// execute's switch for them.
 				switch b {
 				case '\r':
-					s.x = 0
-					s.wrapNext = false
+					if s.ext.margins {
+						s.carriageReturn()
+					} else {
+						s.x = 0
+						s.wrapNext = false
+						s.lastRune = 0
+					}
 				case '\n':
-					s.linefeed()
+					s.lineFeed()
+					s.lastRune = 0
 				default:
 					s.execute(b)
 				}
@@ -201,7 +207,8 @@ func (s *Screen) Write(p []byte) (int, error) {
 // SGR and control byte, is most of the engine's speed on such output.
 //
 // The caller has checked what cannot change inside the loop: no pending
-// wrap, no insert mode, no DEC graphics charset, no partial UTF-8 rune.
+// wrap, no insert mode, no DEC graphics charset, no left/right margins, no
+// partial UTF-8 rune.
 // Each run is appended only if it fits before the right margin on a
 // compact row with the cursor at or after its end, exactly the cases in
 // which the general path would append it the same way; wrapping,
@@ -210,26 +217,35 @@ func (s *Screen) groundCompact(p []byte, i int) int {
 	n := len(p)
 	l := s.cur.lines[s.y]
 	x, cols := s.x, s.cols
-	last := -1 // index in p of the last ASCII byte printed, if any
+	// last is the index in p of the last ASCII byte printed, or one of
+	// the gc* states below.
+	last := gcNone
+	s.runEnd = 0
 	dirty := false
 	for i < n {
 		b := p[i]
 		switch {
 		case b-0x20 < 0x5f: // printable ASCII
 			// scanPrintable and the text append, inlined by hand: the
-			// calls cost as much as the work for a typical word.
-			q := p[i+1:]
-			for len(q) >= 8 {
-				if m := nonPrintable8(binary.LittleEndian.Uint64(q)); m != 0 {
-					q = q[bits.TrailingZeros64(m)>>3:]
-					break
+			// calls cost as much as the work for a typical word. The
+			// rest of a run cut at the right margin is not scanned again
+			// (s.runEnd, a field: a local made the loop slower): for a
+			// long line without a newline, that made one write quadratic.
+			j := s.runEnd
+			if i >= j {
+				q := p[i+1:]
+				for len(q) >= 8 {
+					if m := nonPrintable8(binary.LittleEndian.Uint64(q)); m != 0 {
+						q = q[bits.TrailingZeros64(m)>>3:]
+						break
+					}
+					q = q[8:]
 				}
-				q = q[8:]
+				for len(q) > 0 && q[0]-0x20 < 0x5f {
+					q = q[1:]
+				}
+				j = n - len(q)
 			}
-			for len(q) > 0 && q[0]-0x20 < 0x5f {
-				q = q[1:]
-			}
-			j := n - len(q)
 			if !l.compact || x < l.ccol {
 				goto out
 			}
@@ -240,6 +256,7 @@ func (s *Screen) groundCompact(p []byte, i int) int {
 				if !s.m.Autowrap {
 					goto out
 				}
+				s.runEnd = j
 				j, wrap = i+cols-x, true
 			}
 			if x != l.ccol {
@@ -315,9 +332,10 @@ func (s *Screen) groundCompact(p []byte, i int) int {
 			}
 			i = k
 		case b == '\r':
-			x = 0
+			x, last = 0, gcBreak
 			i++
 		case b == '\n':
+			last = gcBreak
 			if dirty {
 				s.clean[s.y] = false
 				dirty = false
@@ -335,7 +353,7 @@ func (s *Screen) groundCompact(p []byte, i int) int {
 				goto out
 			}
 			x = s.x
-			last = -1 // compactUTF8 set lastRune
+			last = gcUTF8
 			i = k
 		default:
 			goto out
@@ -346,11 +364,23 @@ out:
 	if dirty {
 		s.clean[s.y] = false
 	}
+	// REP repeats the last character printed, and nothing after a line
+	// break. Tracking it in last costs less than a store per CR or LF into
+	// s.lastRune, or a scan for them here.
 	if last >= 0 {
 		s.lastRune = rune(p[last])
+	} else if last == gcBreak {
+		s.lastRune = 0
 	}
 	return i
 }
+
+// States of groundCompact's last, when no ASCII byte was printed last.
+const (
+	gcNone  = -1 // nothing printed yet: lastRune stays as it was
+	gcUTF8  = -2 // compactUTF8 printed last and set lastRune
+	gcBreak = -3 // a CR or LF came after the last character printed
+)
 
 // controlInSequence handles a C0 byte met inside an escape sequence: ESC
 // restarts, CAN/SUB abort, others execute without leaving the sequence.
@@ -369,7 +399,7 @@ func (s *Screen) controlInSequence(b byte) {
 // printUTF8 decodes and prints the run of non-ASCII runes starting at p[i].
 func (s *Screen) printUTF8(p []byte, i int) int {
 	for i < len(p) && p[i] >= 0x80 {
-		if p[i]&0xf0 == 0xe0 {
+		if p[i]&0xf0 == 0xe0 && !s.ext.margins { // groundCompact's caller checks margins
 			if k := s.compactUTF8(p, i); k > i {
 				i = k
 				continue
@@ -385,7 +415,7 @@ func (s *Screen) printUTF8(p []byte, i int) int {
 			w := runeWidth(r)
 			l := s.cur.lines[s.y]
 			if w > 0 && l.compact && s.x >= l.ccol && s.x+w < s.cols &&
-				!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] {
+				!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] && !s.ext.margins && !s.m.GraphemeCluster {
 				if s.x != l.ccol || s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr {
 					compactStyle(l, s.x, &s.pen)
 				}
@@ -415,7 +445,8 @@ func (s *Screen) printUTF8(p []byte, i int) int {
 // the runes it printed, i if none; it stops before anything it does not
 // handle (other lengths, invalid or overlong sequences, surrogates,
 // zero-width runes, the right margin), which the caller then prints the
-// general way with exactly the same result.
+// general way with exactly the same result. Callers make sure no
+// left/right margins are set (checking that here slows the loop down).
 func (s *Screen) compactUTF8(p []byte, i int) int {
 	l := s.cur.lines[s.y]
 	if !l.compact || s.x < l.ccol || s.wrapNext || s.m.Insert || s.charsets[s.gl] {
@@ -446,6 +477,12 @@ func (s *Screen) compactUTF8(p []byte, i int) int {
 		x += w
 		q = q[3:]
 		last = r
+	}
+	if s.m.GraphemeCluster {
+		// Mode 2027 (printGrapheme) is checked here, not above, where it
+		// slowed the loop down; what compactStyle did is what printing
+		// the first rune does anyway.
+		return start
 	}
 	i = len(p) - len(q)
 	if i > start {
@@ -499,6 +536,10 @@ func (s *Screen) printRune(r rune) {
 		}
 		return // C1 controls decoded from UTF-8 are ignored
 	}
+	if s.m.GraphemeCluster {
+		s.printGrapheme(r) // grapheme_width.go
+		return
+	}
 	w := runeWidth(r)
 	if w == 0 {
 		s.combine(r)
@@ -507,8 +548,12 @@ func (s *Screen) printRune(r rune) {
 	s.put(r, w)
 }
 
-// execute performs a C0 control.
+// execute performs a C0 control. Any but NUL and ESC (whose sequence
+// decides) cancels REP.
 func (s *Screen) execute(b byte) {
+	if b != 0 && b != 0x1b {
+		s.lastRune = 0
+	}
 	switch b {
 	case 0x07:
 		s.event(Event{Kind: EventBell})
@@ -517,10 +562,9 @@ func (s *Screen) execute(b byte) {
 	case 0x09:
 		s.tab(1)
 	case 0x0a, 0x0b, 0x0c:
-		s.linefeed()
+		s.lineFeed()
 	case 0x0d:
-		s.x = 0
-		s.wrapNext = false
+		s.carriageReturn()
 	case 0x0e:
 		s.gl = 1
 	case 0x0f:

@@ -11,7 +11,7 @@ var decSpecial = [32]rune{
 
 // printASCII prints a run of printable ASCII bytes: the fast path.
 func (s *Screen) printASCII(b []byte) {
-	if s.m.Insert || s.charsets[s.gl] {
+	if s.m.Insert || s.charsets[s.gl] || s.ext.margins {
 		for _, c := range b {
 			r := rune(c)
 			if s.charsets[s.gl] && c >= 0x5f {
@@ -86,6 +86,10 @@ func (s *Screen) printASCII(b []byte) {
 
 // put prints one rune of width w (1 or 2) at the cursor.
 func (s *Screen) put(r rune, w int) {
+	if s.ext.margins {
+		s.putLR(r, w) // DECLRMM margins: ext.go
+		return
+	}
 	if s.wrapNext {
 		s.wrap()
 	}
@@ -122,7 +126,7 @@ func (s *Screen) put(r rune, w int) {
 			l = s.cur.lines[s.y]
 			s.mat(l)
 		} else {
-			s.x--
+			return // xterm: a wide character that does not fit is dropped
 		}
 	}
 	if s.m.Insert {

@@ -1,19 +1,34 @@
 package screen
 
-// Resize changes the screen size. Content is not reflowed: rows are
-// truncated or padded to the new width; when the height shrinks, blank rows
-// below the cursor go first, then rows at the top move to the scrollback.
+// Resize changes the screen size. When the width changes, the main buffer
+// (scrollback and screen) is reflowed: soft-wrapped lines are re-wrapped
+// to the new width and the cursor stays on its character (reflow_resize.go).
+// The alternate screen is not reflowed: its rows are truncated or padded.
+// When only the height changes, blank rows below the cursor go first when
+// it shrinks, then rows at the top move to the scrollback; rows are added
+// at the bottom when it grows.
 func (s *Screen) Resize(cols, rows int) {
 	cols, rows = clampSize(cols, rows)
 	if cols == s.cols && rows == s.rows {
 		return
 	}
+	reflow := cols != s.cols
 	if s.altActive {
 		s.resizeGrid(s.alt, cols, rows, &s.y, false)
-		s.resizeGrid(s.main, cols, rows, &s.main.saved.y, true)
+		sv := &s.main.saved
+		if reflow {
+			s.reflowMain(cols, rows, &sv.x, &sv.y, &sv.wrapNext, nil)
+		} else {
+			s.resizeGrid(s.main, cols, rows, &sv.y, true)
+		}
+		s.wrapNext = false
 	} else {
 		s.alt = nil
-		s.resizeGrid(s.main, cols, rows, &s.y, true)
+		if reflow {
+			s.reflowMain(cols, rows, &s.x, &s.y, &s.wrapNext, &s.main.saved)
+		} else {
+			s.resizeGrid(s.main, cols, rows, &s.y, true)
+		}
 	}
 	s.cols, s.rows = cols, rows
 	if len(s.tabs) < cols {
@@ -26,7 +41,7 @@ func (s *Screen) Resize(cols, rows int) {
 	s.clean = make([]bool, rows)
 	s.markAllDirty()
 	s.top, s.bot = 0, rows-1
-	s.wrapNext = false
+	s.wrapNext = s.wrapNext && s.m.Autowrap
 	s.x = min(s.x, cols-1)
 	s.y = min(max(s.y, 0), rows-1)
 }

@@ -101,7 +101,11 @@ type Screen struct {
 
 	p parser
 
+	ext extState // left/right margins, extra modes, title stack (ext.go)
+
 	sgrCache [sgrCacheSize]sgrCacheEntry // see cachedSGR
+	gs       gscratch                    // grapheme segmentation scratch (mode 2027)
+	runEnd   int                         // groundCompact: end of a run cut at the margin
 }
 
 // New returns a Screen of the given size with the cursor at the top left.
@@ -232,14 +236,17 @@ func (s *Screen) RowWrapped(y int) bool {
 
 // ScrollbackRow returns scrollback line i (0 = oldest) as cells, and
 // whether it was soft-wrapped onto the next line. Trailing blank cells are
-// not stored, so the row may be shorter than the screen; it may also be
-// longer if the screen was narrowed since. Out of range returns nil.
+// not stored, so the row may be shorter than the screen. Resize re-wraps
+// the scrollback to the new width, so a row is never wider than the screen
+// except for a wide character on a screen of one column. Out of range
+// returns nil.
 func (s *Screen) ScrollbackRow(i int) (cells []Cell, wrapped bool) {
 	if i < 0 || i >= s.sb.n {
 		return nil, false
 	}
 	l := s.sb.at(i)
-	return decodeCells(s.sb.data(l)), l.wrapped
+	d := s.sb.data(l)
+	return decodeCells(d, encodedGmode(d)), l.wrapped
 }
 
 // Dirty returns the visible rows changed since the last ClearDirty, in

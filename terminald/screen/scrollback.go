@@ -24,7 +24,18 @@ type sbLine struct {
 	off, n  uint32 // the line's bytes are chunk[off:off+n]
 	seq     uint32 // arena chunk holding them
 	wrapped bool
+	// text is the length of the row's text, or textUnknown when it does
+	// not fit: dropping the oldest row counts it (trimCount) without
+	// touching the row's bytes, long gone from the cache. It fits in the
+	// struct's padding.
+	text uint16
 }
+
+// textUnknown marks a row whose text length must be read from its bytes.
+const textUnknown = 1<<16 - 1
+
+// textLen16 is the sbLine.text of a row with n bytes of text.
+func textLen16(n int) uint16 { return uint16(min(n, textUnknown)) }
 
 // data returns the encoded bytes of e, a line in the ring.
 func (sb *scrollback) data(e *sbLine) []byte {
@@ -45,6 +56,10 @@ type scrollback struct {
 	used     int      // bytes used in the last chunk
 	spare    [][]byte // recycled chunks
 	runs     []byte   // scratch for encodeLine
+
+	// trim counts what was dropped, for line sequence numbers (read.go);
+	// carry it over when rebuilding the scrollback.
+	trim trimCount
 }
 
 func (sb *scrollback) at(i int) *sbLine {
@@ -56,7 +71,7 @@ func (sb *scrollback) at(i int) *sbLine {
 }
 
 func (sb *scrollback) reset() {
-	*sb = scrollback{max: sb.max, runs: sb.runs}
+	*sb = scrollback{max: sb.max, runs: sb.runs, trim: sb.trim.cleared(sb)}
 }
 
 func (sb *scrollback) memory() int {
@@ -116,9 +131,12 @@ func (sb *scrollback) push(l *line) {
 	} else {
 		data, sb.runs = encodeASCII(dst, cells, sb.runs)
 	}
+	if l.gmode {
+		data[2] |= gmodeFlag
+	}
 	off := sb.used
 	sb.used += len(data)
-	sb.add(sbLine{off: uint32(off), n: uint32(len(data)), seq: seq, wrapped: l.wrapped})
+	*sb.next() = sbLine{off: uint32(off), n: uint32(len(data)), seq: seq, wrapped: l.wrapped, text: textLen16(len(lineText(data)))}
 }
 
 // pushCompact stores a compact row: its text and runs are already in the
@@ -132,16 +150,24 @@ func (sb *scrollback) pushCompact(l *line) {
 	dst, seq := sb.alloc(size)
 	dst = dst[:size]
 	dst[0], dst[1], dst[2] = byte(end), byte(end>>8), byte(end>>16)
+	if l.gmode {
+		dst[2] |= gmodeFlag
+	}
 	copy(dst[3:], l.text[:end])
 	if len(l.runs) > 0 {
 		copy(dst[3+end:], l.runs)
 	}
 	off := sb.used
 	sb.used += size
-	sb.add(sbLine{off: uint32(off), n: uint32(size), seq: seq, wrapped: l.wrapped})
+	*sb.next() = sbLine{off: uint32(off), n: uint32(size), seq: seq, wrapped: l.wrapped, text: textLen16(end)}
 }
 
-func (sb *scrollback) add(e sbLine) {
+func (sb *scrollback) add(e sbLine) { *sb.next() = e }
+
+// next makes room for a new newest line and returns its slot. Pushing a
+// line fills the slot in place: passing the line to add by value cost more
+// than the rest of pushing a short line.
+func (sb *scrollback) next() *sbLine {
 	if sb.n == len(sb.ring) {
 		sb.grow()
 	}
@@ -149,8 +175,8 @@ func (sb *scrollback) add(e sbLine) {
 	if j >= len(sb.ring) {
 		j -= len(sb.ring)
 	}
-	sb.ring[j] = e
 	sb.n++
+	return &sb.ring[j]
 }
 
 func (sb *scrollback) grow() {
@@ -194,6 +220,7 @@ func (sb *scrollback) allocChunk(size int) ([]byte, uint32) {
 
 // dropOldest forgets the oldest line, recycling chunks no line uses.
 func (sb *scrollback) dropOldest() {
+	sb.trim.drop(sb, &sb.ring[sb.head])
 	sb.ring[sb.head] = sbLine{}
 	sb.head++
 	if sb.head == len(sb.ring) {
@@ -351,23 +378,47 @@ func appendRunSlow(runs []byte, col int, c *cell) []byte {
 	return runs
 }
 
+// gmodeFlag is set in the last byte of an encoded line's text length
+// when the line was printed with grapheme clustering (line.gmode): the
+// length never needs it, and keeping the flag out of sbLine keeps pushing
+// a line as cheap as it was.
+const gmodeFlag = 0x80
+
+func gmodeBit(gm bool) byte {
+	if gm {
+		return gmodeFlag
+	}
+	return 0
+}
+
+// encodedGmode reports whether an encoded line was printed with grapheme
+// clustering.
+func encodedGmode(data []byte) bool { return len(data) >= 3 && data[2]&gmodeFlag != 0 }
+
 // lineText returns the text part of an encoded line.
 func lineText(data []byte) []byte {
 	if len(data) < 3 {
 		return nil
 	}
-	n := int(data[0]) | int(data[1])<<8 | int(data[2])<<16
+	n := int(data[0]) | int(data[1])<<8 | int(data[2]&^gmodeFlag)<<16
 	if len(data)-3 < n {
 		return nil
 	}
 	return data[3 : 3+n]
 }
 
-// decodeCells expands an encoded line into cells.
-func decodeCells(data []byte) []Cell {
+// decodeCells expands an encoded line into cells; gm says it was printed
+// with grapheme clustering.
+func decodeCells(data []byte, gm bool) []Cell {
 	text := lineText(data)
 	runs := data[min(len(data), 3+len(text)):]
-	out := make([]Cell, 0, len(text))
+	var out []Cell
+	if gm {
+		out = decodeClusters(text)
+		text = nil
+	} else {
+		out = make([]Cell, 0, len(text))
+	}
 	for len(text) > 0 {
 		r, size := utf8.DecodeRune(text)
 		text = text[size:]

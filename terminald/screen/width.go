@@ -29,6 +29,8 @@ func lookupWidth(r rune) int {
 // runeWidth returns the cell width of a printable rune: 0 for combining
 // and other zero-width runes, 2 for wide (East Asian wide, emoji), else 1.
 // Ambiguous-width runes are narrow, as in xterm and tmux by default.
+// Regional indicators are 1 column each, as in wcwidth(3): a flag is two
+// of them (see grapheme_width.go for the clustering mode).
 func runeWidth(r rune) int {
 	if r < 0x300 {
 		return 1
@@ -36,6 +38,9 @@ func runeWidth(r rune) int {
 	if r < 0x10000 {
 		bmpWidthOnce.Do(initBMPWidth)
 		return int(bmpWidth[r])
+	}
+	if isRegionalIndicator(r) {
+		return 1
 	}
 	return lookupWidth(r)
 }
