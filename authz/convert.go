@@ -74,5 +74,6 @@ func grantToProto(g grants.Grant) *authzv1.Grant {
 		Always:       g.Always,
 		ConnectionId: g.ConnectionID,
 		Created:      g.Created.Format(time.RFC3339),
+		Pending:      g.Pending,
 	}
 }

@@ -18,17 +18,20 @@ import (
 const TCPAnswersEnv = "PHANTOM_AUTHZ_TCP_ANSWERS"
 
 // insideOpen are authz's methods that processes inside Phantom may call:
-// the policy table is no secret. Everything else — deciding calls,
+// the policy table is no secret, and neither is whether the grants file
+// and the audit log work (`phantom status` in a shell tab shows it; the
+// files themselves are readable there anyway). Everything else — deciding calls,
 // answering or listing sheets, listing or revoking grants, ending
 // connections — is the human's or the daemons', and the guard refuses it
 // to them.
-var insideOpen = []string{authzv1.AuthzService_ListPolicy_FullMethodName}
+var insideOpen = []string{authzv1.AuthzService_ListPolicy_FullMethodName, authzv1.AuthzService_GetStatus_FullMethodName}
 
 // insideRefusals word the refusals a process inside Phantom gets.
 var insideRefusals = map[string]string{
 	authzv1.AuthzService_AnswerSheet_FullMethodName: "answering permission sheets is refused inside Phantom, where an agent could answer for itself; " +
 		"answer from a terminal outside Phantom (phantom attach, phantom sheet)",
 	authzv1.AuthzService_RevokeGrant_FullMethodName: "revoking grants is the human's: use phantom grants from a terminal outside Phantom",
+	authzv1.AuthzService_AcceptGrant_FullMethodName: "accepting grants is the human's: use phantom grants accept from a terminal outside Phantom",
 	authzv1.AuthzService_Authorize_FullMethodName:   "Authorize is for Phantom's daemons; an agent's tool calls are checked for it",
 }
 

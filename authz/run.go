@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/phantom-dev/phantom/authz/audit"
 	"github.com/phantom-dev/phantom/authz/grants"
 	"github.com/phantom-dev/phantom/authz/policy"
 	"github.com/phantom-dev/phantom/authz/sheets"
@@ -51,12 +52,19 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	defer cc.Close()
-	if err := paths.EnsurePrivateDir(layout.State); err != nil {
-		return err
+	// The state directory is made if missing, but never re-moded: a
+	// folder someone else could write is refused by the grants store
+	// (StrictModes), not silently fixed after the fact.
+	if err := os.MkdirAll(layout.State, 0o700); err != nil {
+		return fmt.Errorf("create the state directory %s: %w", layout.State, err)
 	}
+	log := audit.Open(filepath.Join(layout.State, audit.FileName), audit.Options{Logger: logger})
+	defer log.Close()
+	log.Record(audit.Entry{Event: audit.AuthzStarted})
 	store := grants.Open(filepath.Join(layout.State, grants.FileName), nil)
 	if err := store.Err(); err != nil {
 		logger.Error("grants file unusable: every request that needs a grant is refused", "err", err)
+		log.Record(audit.Entry{Event: audit.GrantsFileRefused, Reason: err.Error()})
 	}
 	svc := NewService(Options{
 		Policy:    policy.New(terminals{terminalv1.NewTerminalServiceClient(cc)}, nil),
@@ -64,6 +72,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		Sheets:    sheets.New(sheets.Options{Timeout: timeout, TurnAway: turnAway}),
 		MayAnswer: HumanGate(os.Getenv(TCPAnswersEnv) == "1"),
 		Logger:    logger,
+		Audit:     log,
 	})
 	g, err := guard.ForInstance(layout, authzv1.File_phantom_authz_v1_authz_proto, guard.Options{
 		Open:   insideOpen,
@@ -87,5 +96,6 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { <-ctx.Done(); svc.Close() }()
+	go store.Watch(ctx, logger)
 	return srv.Serve(ctx, lis)
 }

@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/phantom-dev/phantom/authz/audit"
 	"github.com/phantom-dev/phantom/authz/grants"
 	"github.com/phantom-dev/phantom/authz/policy"
 	"github.com/phantom-dev/phantom/authz/sheets"
@@ -30,7 +32,20 @@ type Service struct {
 	mayAnswer func(context.Context) error
 	alive     func(conn string) bool
 	logger    *slog.Logger
+	audit     Auditor
+	coalesce  *coalescer
 	done      chan struct{} // closed by Close: ends the watch streams
+}
+
+// Auditor is where decisions are recorded (*audit.Log in production).
+type Auditor interface {
+	// Record appends an entry in the background; it never blocks.
+	Record(audit.Entry)
+	// Commit appends an entry and waits, for a bounded time, until it is
+	// on disk; an error means it may not be.
+	Commit(context.Context, audit.Entry) error
+	// Status reports how writing goes.
+	Status() audit.Status
 }
 
 // Options are a Service's parts.
@@ -42,6 +57,8 @@ type Options struct {
 	// HumanGate); nil allows everyone, for tests only.
 	MayAnswer func(context.Context) error
 	Logger    *slog.Logger
+	// Audit records every decision; nil records nothing (tests).
+	Audit Auditor
 }
 
 // NewService builds the service.
@@ -52,8 +69,15 @@ func NewService(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
-		alive: connectionAlive(procfs.Default), logger: o.Logger, done: make(chan struct{})}
+	if o.Audit == nil {
+		o.Audit = noAudit{}
+	}
+	s := &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
+		alive: connectionAlive(procfs.Default), logger: o.Logger, audit: o.Audit, coalesce: newCoalescer(o.Sheets.Now),
+		done: make(chan struct{})}
+	o.Sheets.OnRaised(s.sheetRaised)
+	o.Grants.Observe(s.grantsChanged)
+	return s
 }
 
 // Close refuses the waiting sheets and ends the watch streams (shutdown).
@@ -68,7 +92,8 @@ func (s *Service) Close() {
 
 // Authorize decides one tool call: the policy says what it needs; a grant
 // covers it, or a sheet asks the human and the call waits for the answer.
-// Every refusal is a response with a reason, never an open door.
+// Every refusal is a response with a reason, never an open door. Every
+// decision on a call that needs a capability is audited (see allow).
 func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) (*authzv1.AuthorizeResponse, error) {
 	c := callerFromProto(req.GetCaller())
 	need, err := s.policy.Evaluate(ctx, c, req.GetTool(), req.GetArgumentsJson())
@@ -76,6 +101,7 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		s.record(callEntry(audit.Refused, c, policy.Need{Tool: req.GetTool()}, err.Error()))
 		return &authzv1.AuthorizeResponse{Reason: err.Error()}, nil
 	}
 	resp := &authzv1.AuthorizeResponse{Capability: capabilityToProto(need.Capability), Reach: scopeToProto(need.Reach)}
@@ -84,28 +110,70 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		return resp, nil
 	}
 	s.grants.Prune(s.alive)
-	g, ok, err := s.grants.Find(grantKey(c.Client, c.ConnectionID, need))
+	g, ok, err := s.findAll(c.Client, c.ConnectionID, need)
 	if err != nil {
 		s.logger.ErrorContext(ctx, "refused: grants file unusable", "tool", need.Tool, "err", err)
 		resp.Reason = "refused: " + err.Error()
+		s.record(callEntry(audit.Refused, c, need, resp.Reason))
 		return resp, nil
 	}
 	if ok {
-		resp.Allowed, resp.GrantId = true, g.ID
-		return resp, nil
+		return s.allow(ctx, c, need, g, "", resp), nil
 	}
-	gid, err := s.sheets.Ask(ctx, sheets.Request{Client: c.Client, ConnectionID: c.ConnectionID,
+	gid, sheet, err := s.sheets.AskSheet(ctx, sheets.Request{Client: c.Client, ConnectionID: c.ConnectionID,
 		TabID: c.TabID, TabTitle: need.CallerTitle, PID: c.PID, InsideWithoutTab: c.InsideWithoutTab, Need: need})
 	var refusal *sheets.Refusal
 	switch {
 	case errors.As(err, &refusal):
+		e := callEntry(refusal.Kind.String(), c, need, refusal.Reason)
+		e.Sheet = refusal.SheetID
+		s.record(e)
 		resp.Reason = refusal.Reason
 		return resp, nil
 	case err != nil:
+		e := callEntry(audit.Withdrawn, c, need, "the caller gave up before the human answered: "+err.Error())
+		e.Sheet = sheet
+		s.record(e)
 		return nil, err
 	}
-	resp.Allowed, resp.GrantId = true, gid
-	return resp, nil
+	g, ok = s.grants.Get(gid)
+	if !ok {
+		// Revoked between the answer and now: a once grant whose
+		// connection ended, or a revocation. Either way, not allowed.
+		resp.Reason = fmt.Sprintf("refused: grant %s was revoked right after the human gave it; ask again", gid)
+		s.record(callEntry(audit.Refused, c, need, resp.Reason))
+		return resp, nil
+	}
+	return s.allow(ctx, c, need, g, sheet, resp), nil
+}
+
+// allow allows a call that grant g covers, once the audit log has it.
+// A call that acts — types a command, changes how a language server
+// starts, changes worktrees — goes ahead only once its line is on disk:
+// nothing is done in the human's name that the log does not hold. A read
+// goes ahead even when the log cannot be written (status says so).
+func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, g grants.Grant, sheet string, resp *authzv1.AuthorizeResponse) *authzv1.AuthorizeResponse {
+	e := callEntry(audit.Allowed, c, need, "")
+	e.Sheet, e.Grant, e.GrantKind, e.Scope = sheet, g.ID, grantKind(g), g.Scope.String()
+	e.Command = need.Typed
+	if need.Capability == policy.Read {
+		s.record(e)
+	} else if err := s.audit.Commit(ctx, e); err != nil {
+		s.logger.ErrorContext(ctx, "refused: the audit log cannot be written", "tool", need.Tool, "err", err)
+		resp.Reason = fmt.Sprintf("refused: the audit log cannot be written (%v), and Phantom does nothing in the human's name "+
+			"that it cannot record; the human must fix it (phantom status shows why), then ask again", err)
+		return resp
+	}
+	resp.Allowed, resp.GrantId = true, g.ID
+	return resp
+}
+
+// record writes an entry about a call, leaving out the repeats a caller
+// could flood the log with (see coalescer).
+func (s *Service) record(e audit.Entry) {
+	if s.coalesce.admit(&e) {
+		s.audit.Record(e)
+	}
 }
 
 // ListPolicy returns the capability each tool needs.
@@ -145,17 +213,21 @@ func (s *Service) ListSheets(context.Context, *authzv1.ListSheetsRequest) (*auth
 // the client goes or authz stops.
 func (s *Service) WatchSheets(_ *authzv1.WatchSheetsRequest, stream authzv1.AuthzService_WatchSheetsServer) error {
 	for {
-		changed := s.sheets.Changed()
+		changed, grantsChanged := s.sheets.Changed(), s.grants.Changed()
 		list := s.sheets.List()
 		ev := &authzv1.WatchSheetsResponse{Waiting: int32(len(list))}
 		if len(list) > 0 {
 			ev.Sheet = sheetToProto(list[0], s.sheets.Now(), len(list)-1)
+		}
+		if err := s.grants.Err(); err != nil {
+			ev.GrantsProblem = err.Error()
 		}
 		if err := stream.Send(ev); err != nil {
 			return err
 		}
 		select {
 		case <-changed:
+		case <-grantsChanged:
 		case <-stream.Context().Done():
 			return nil
 		case <-s.done:
@@ -170,12 +242,23 @@ func (s *Service) AnswerSheet(ctx context.Context, req *authzv1.AnswerSheetReque
 	if err := s.mayAnswer(ctx); err != nil {
 		return nil, err
 	}
+	by := actorOf(ctx)
+	by.For = relayedFor(req.GetRelayedForPid())
 	if req.GetDecision() == authzv1.Decision_DECISION_DENY {
-		return &authzv1.AnswerSheetResponse{}, s.sheets.Deny(req.GetSheetId())
+		err := s.sheets.DenySheet(req.GetSheetId(), func(sh sheets.Sheet) {
+			e := sheetEntry(audit.SheetAnswered, sh)
+			e.Decision, e.By = "deny", by
+			s.audit.Record(e)
+		})
+		return &authzv1.AnswerSheetResponse{}, err
 	}
 	always := req.GetDecision() == authzv1.Decision_DECISION_ALWAYS
-	var made grants.Grant
+	var (
+		made     grants.Grant
+		answered sheets.Sheet
+	)
 	err := s.sheets.Allow(req.GetSheetId(), func(sh sheets.Sheet) (string, error) {
+		answered = sh
 		scope := scopeFromProto(req.GetScope())
 		if scope == policy.ScopeUnspecified {
 			scope = sh.Need.Reach
@@ -187,8 +270,18 @@ func (s *Service) AnswerSheet(ctx context.Context, req *authzv1.AnswerSheetReque
 		if !always {
 			g.ConnectionID = sh.ConnectionID
 		}
+		if err := s.addAlso(g, sh.Need); err != nil {
+			return "", err
+		}
 		var err error
 		made, err = s.grants.Add(g)
+		if err == nil {
+			// Recorded while the sheet is held, so before the call it
+			// allows is recorded.
+			e := sheetEntry(audit.SheetAnswered, sh)
+			e.Decision, e.Grant, e.GrantKind, e.Scope, e.By = grantKind(made), made.ID, grantKind(made), made.Scope.String(), by
+			s.audit.Record(e)
+		}
 		return made.ID, err
 	})
 	if err != nil {
@@ -196,10 +289,11 @@ func (s *Service) AnswerSheet(ctx context.Context, req *authzv1.AnswerSheetReque
 	}
 	// A grant wide enough may answer other waiting sheets too.
 	s.sheets.Settle(func(sh sheets.Sheet) (string, bool) {
-		g, ok, _ := s.grants.Find(grantKey(sh.Client, sh.ConnectionID, sh.Need))
+		g, ok, _ := s.findAll(sh.Client, sh.ConnectionID, sh.Need)
 		return g.ID, ok
 	})
-	s.logger.InfoContext(ctx, "sheet answered", "sheet", req.GetSheetId(), "grant", made.ID, "always", always, "scope", made.Scope.String())
+	s.logger.InfoContext(ctx, "sheet answered", "sheet", req.GetSheetId(), "grant", made.ID, "always", always, "scope", made.Scope.String(),
+		"client", answered.Client, "capability", answered.Need.Capability.String(), "subject", answered.Need.Subject)
 	return &authzv1.AnswerSheetResponse{Grant: grantToProto(made)}, nil
 }
 
@@ -218,12 +312,96 @@ func (s *Service) ListGrants(context.Context, *authzv1.ListGrantsRequest) (*auth
 }
 
 // RevokeGrant revokes a grant. It is the human's act (Settings › MCP): the
+// guard refuses it to processes inside Phantom. The grant is revoked in
+// memory even when the grants file cannot be written; the response then
+// says why the file was not updated.
+func (s *Service) RevokeGrant(ctx context.Context, req *authzv1.RevokeGrantRequest) (*authzv1.RevokeGrantResponse, error) {
+	r, err := s.grants.Revoke(req.GetGrantId())
+	if err != nil {
+		return nil, err
+	}
+	e := grantEntry(audit.GrantRevoked, r.Grant)
+	e.By = actorOf(ctx)
+	resp := &authzv1.RevokeGrantResponse{}
+	if r.FileErr != nil {
+		resp.FileError = r.FileErr.Error()
+		e.Reason = "revoked in memory; the grants file could not be updated: " + resp.FileError
+		s.logger.ErrorContext(ctx, "grant revoked in memory only: the grants file could not be updated", "grant", r.Grant.ID, "err", r.FileErr)
+	}
+	s.audit.Record(e)
+	return resp, nil
+}
+
+// AcceptGrant puts in force a pending grant (one that appeared in the
+// grants file while authz ran). Like revoking, it is the human's act: the
 // guard refuses it to processes inside Phantom.
-func (s *Service) RevokeGrant(_ context.Context, req *authzv1.RevokeGrantRequest) (*authzv1.RevokeGrantResponse, error) {
-	return &authzv1.RevokeGrantResponse{}, s.grants.Revoke(req.GetGrantId())
+func (s *Service) AcceptGrant(ctx context.Context, req *authzv1.AcceptGrantRequest) (*authzv1.AcceptGrantResponse, error) {
+	g, err := s.grants.Accept(req.GetGrantId())
+	if err != nil {
+		return nil, err
+	}
+	e := grantEntry(audit.GrantAccepted, g)
+	e.By = actorOf(ctx)
+	s.audit.Record(e)
+	s.logger.InfoContext(ctx, "pending grant accepted", "grant", g.ID, "client", g.Client, "capability", g.Capability.String())
+	return &authzv1.AcceptGrantResponse{Grant: grantToProto(g)}, nil
+}
+
+// GetStatus reports the grants file's and the audit log's state.
+func (s *Service) GetStatus(context.Context, *authzv1.GetStatusRequest) (*authzv1.GetStatusResponse, error) {
+	g, a := s.grants.Status(), s.audit.Status()
+	resp := &authzv1.GetStatusResponse{
+		Grants: &authzv1.GrantsFileStatus{Path: g.Path, Problem: errText(g.Problem), Unsaved: errText(g.Unsaved),
+			Standing: int32(g.Standing), Pending: int32(g.Pending)},
+		Audit: &authzv1.AuditLogStatus{Path: a.Path, Problem: errText(a.Problem), Lost: a.Lost},
+	}
+	if !a.FailingSince.IsZero() {
+		resp.Audit.FailingSince = a.FailingSince.UTC().Format(time.RFC3339)
+	}
+	return resp, nil
 }
 
 // grantKey is what a request is matched against grants with.
 func grantKey(client, conn string, need policy.Need) grants.Key {
 	return grants.Key{Client: client, ConnectionID: conn, Capability: need.Capability, Reach: need.Reach, Project: need.Project}
+}
+
+// findAll finds a grant covering need's capability, and checks that
+// grants cover its Also capabilities too (run_command with wait_seconds
+// needs read as well as run); it returns the grant of the main capability.
+func (s *Service) findAll(client, conn string, need policy.Need) (grants.Grant, bool, error) {
+	g, ok, err := s.grants.Find(grantKey(client, conn, need))
+	if err != nil || !ok {
+		return g, ok, err
+	}
+	for _, c := range need.Also {
+		k := grantKey(client, conn, need)
+		k.Capability = c
+		if _, ok, err := s.grants.Find(k); err != nil || !ok {
+			return grants.Grant{}, false, err
+		}
+	}
+	return g, true, nil
+}
+
+// addAlso adds, for a sheet answered with grant g, a grant like g for
+// each Also capability of need that no grant covers yet: the human
+// answered once for all of them.
+func (s *Service) addAlso(g grants.Grant, need policy.Need) error {
+	for _, c := range need.Also {
+		k := grantKey(g.Client, g.ConnectionID, need)
+		k.Capability = c
+		if _, ok, err := s.grants.Find(k); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		a := g
+		a.Capability = c
+		if _, err := s.grants.Add(a); err != nil {
+			return fmt.Errorf("add the %s grant that goes with the %s one: %w", c, g.Capability, err)
+		}
+	}
+	return nil
 }

@@ -97,10 +97,10 @@ func TestAlwaysPersisted(t *testing.T) {
 		t.Fatalf("after reload: %+v %v %v, want %+v", got, ok, err, g)
 	}
 
-	if err := again.Revoke(g.ID); err != nil {
+	if _, err := again.Revoke(g.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := again.Revoke(g.ID); !errdefs.Is(err, errdefs.ErrNotFound) {
+	if _, err := again.Revoke(g.ID); !errdefs.Is(err, errdefs.ErrNotFound) {
 		t.Errorf("second revoke: %v, want not found", err)
 	}
 	if l := Open(s.Path(), nil).List(); len(l) != 0 {
@@ -111,7 +111,7 @@ func TestAlwaysPersisted(t *testing.T) {
 func TestRevokeOnce(t *testing.T) {
 	s := newStore(t)
 	g, _ := s.Add(Grant{Client: "codex", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "c1"})
-	if err := s.Revoke(g.ID); err != nil {
+	if _, err := s.Revoke(g.ID); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.List()) != 0 {

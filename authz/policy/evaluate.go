@@ -82,6 +82,13 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 	if err != nil {
 		return Need{}, err
 	}
+	need.Target, need.Typed = e.target, e.typed
+	for _, a := range t.Also {
+		if req.Has(a.Field) {
+			need.Also = append(need.Also, capabilityOf(a.Capability))
+			need.Subject += "; and " + capabilityOf(a.Capability).String() + ": it returns the output (" + string(a.Field.Name()) + ")"
+		}
+	}
 	return need, nil
 }
 
@@ -109,6 +116,8 @@ type evaluation struct {
 	escaped  bool     // the caller runs inside Phantom but in no tab
 	project  Projector
 	projects map[string]string // directory → project, per call
+	target   string            // what the call acts on: a tab id or a directory
+	typed    string            // run_command's exact text
 }
 
 func (e *evaluation) tab(id string) (TabInfo, bool) {

@@ -140,6 +140,11 @@ type Need struct {
 	Tool string
 	// Capability is what the call needs; None when it needs nothing.
 	Capability Capability
+	// Also are further capabilities the call needs, with the same reach
+	// and project (the tool option's `also`, e.g. read for run_command
+	// with wait_seconds, which returns the output). A grant must cover
+	// each; one sheet asks for all.
+	Also []Capability
 	// Reach is the narrowest scope holding everything the call touches.
 	Reach Scope
 	// Subject is the decisive argument in words, for the sheet.
@@ -150,6 +155,12 @@ type Need struct {
 	// CallerTitle is the caller tab's title, for the sheet, marked when an
 	// agent named the tab.
 	CallerTitle string
+	// Target is what the call acts on, for the audit log: the id of the
+	// tab its reach field names, or the directory.
+	Target string
+	// Typed is, for run_command, the exact command line it types (the
+	// Subject shows it escaped).
+	Typed string
 }
 
 // MarshalText writes the capability's name (the grants file uses it).

@@ -41,6 +41,8 @@ type special struct {
 	// say words the subject from the described target, the subject
 	// fields' values and the reach in words.
 	say func(target string, values []protoreflect.Value, why string) string
+	// typed is the exact text the call types, for the audit log.
+	typed func(values []protoreflect.Value) string
 }
 
 // specials are the tools whose rule is more than the generic one.
@@ -59,6 +61,7 @@ var specials = map[string]special{
 		say: func(target string, v []protoreflect.Value, why string) string {
 			return quote(v[0].String()) + " typed into " + target + ", " + why
 		},
+		typed: func(v []protoreflect.Value) string { return v[0].String() },
 	},
 }
 

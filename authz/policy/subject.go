@@ -12,7 +12,7 @@ import (
 // touches works out the call's reach from the tool's reach field and says
 // what it touches in words: the target, the subject fields, and why the
 // reach is what it is. A tool's special rule checks and words it when it
-// has one.
+// has one. It records the target and the typed text in e.
 func (e *evaluation) touches() (Scope, string, error) {
 	t := e.tool
 	values := make([]protoreflect.Value, len(t.Subject))
@@ -37,15 +37,20 @@ func (e *evaluation) touches() (Scope, string, error) {
 			}
 		}
 		reach, target, why = r, describeTab(tab), w
+		e.target = tab.ID
 	case mcpv1.ReachKind_REACH_KIND_DIRECTORY:
 		dir, err := e.dirArg(t.Reach.Field)
 		if err != nil {
 			return 0, "", err
 		}
 		reach, why = e.reachDir(dir)
+		e.target = dir
 		target, sep = string(t.Reach.Field.Name())+" "+printable(dir), "; "
 	default:
 		return 0, "", fmt.Errorf("tool %s: reach %s cannot be evaluated", t.Name, t.Reach.Kind)
+	}
+	if sp.typed != nil {
+		e.typed = sp.typed(values)
 	}
 	if sp.say != nil {
 		return reach, sp.say(target, values, why), nil

@@ -20,6 +20,7 @@ type pending struct {
 
 type outcome struct {
 	grantID string
+	sheetID string // set by finish
 	err     error
 }
 
@@ -35,21 +36,21 @@ func (q *Queue) enqueue(r Request) (*pending, error) {
 	now := q.clock.Now()
 	key := r.CallerKey()
 	if q.closed {
-		return nil, &Refusal{Reason: "refused: authz is shutting down"}
+		return nil, &Refusal{Reason: "refused: authz is shutting down", Kind: Withdrawn}
 	}
 	if ta, ok := q.away[key]; ok {
 		if now.Before(ta.until) {
-			return nil, &Refusal{Reason: turnedAway(r, ta, now)}
+			return nil, &Refusal{Reason: turnedAway(r, ta, now), Kind: TurnedAway}
 		}
 		delete(q.away, key)
 	}
 	if q.waiting >= q.maxWaiting {
-		return nil, &Refusal{Reason: queueFull(q.waiting)}
+		return nil, &Refusal{Reason: queueFull(q.waiting), Kind: TurnedAway}
 	}
 	p := &pending{Sheet: Sheet{Request: r, Asked: now, Deadline: now.Add(q.timeout)}, key: key, done: make(chan outcome, 1)}
 	if _, busy := q.sheetOf[key]; busy {
 		if len(q.backlog[key]) >= q.backlogCap {
-			return nil, &Refusal{Reason: backlogFull(r, q.backlogCap)}
+			return nil, &Refusal{Reason: backlogFull(r, q.backlogCap), Kind: TurnedAway}
 		}
 		q.backlog[key] = append(q.backlog[key], p)
 	} else {
@@ -66,12 +67,16 @@ func (q *Queue) show(p *pending) {
 	q.shown = append(q.shown, p)
 	q.sheetOf[p.key] = p
 	q.notify()
+	if q.raised != nil {
+		q.raised(p.Sheet)
+	}
 }
 
 // finish takes p off the queue and gives its caller o, unless p was
 // already finished. Called with q.mu held.
 func (q *Queue) finish(p *pending, o outcome) {
 	if q.remove(p) {
+		o.sheetID = p.ID
 		p.done <- o
 	}
 }

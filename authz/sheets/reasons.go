@@ -16,7 +16,7 @@ func turnedAway(r Request, ta turnAway, now time.Time) string {
 		"it may ask again at %s (in %s)", r.who(), clockTime(ta.denied), clockTime(ta.until), ta.until.Sub(now).Round(time.Second))
 }
 
-func denied(p *pending, until time.Time) string {
+func deniedReason(p *pending, until time.Time) string {
 	return fmt.Sprintf("refused: the human denied %s %s; %s is turned away until %s: do not ask again before then",
 		p.Need.Tool, p.Need.Subject, p.who(), clockTime(until))
 }

@@ -95,9 +95,46 @@ type Sheet struct {
 	Asked, Deadline time.Time
 }
 
+// RefusalKind says why a call was refused, for the audit log.
+type RefusalKind int
+
+// The kinds of Refusal.
+const (
+	// Denied: the human denied the call's sheet.
+	Denied RefusalKind = iota + 1
+	// TurnedAway: refused without a sheet: the caller is turned away
+	// after a denial, or has (or all callers have) too many requests
+	// waiting.
+	TurnedAway
+	// TimedOut: nobody answered the sheet in time.
+	TimedOut
+	// Withdrawn: the connection closed, or authz is shutting down.
+	Withdrawn
+)
+
+// String names the kind as the audit log does.
+func (k RefusalKind) String() string {
+	switch k {
+	case Denied:
+		return "denied"
+	case TurnedAway:
+		return "turned_away"
+	case TimedOut:
+		return "timed_out"
+	case Withdrawn:
+		return "withdrawn"
+	}
+	return "refused"
+}
+
 // Refusal is a call refused without a grant; its message is the reason
 // given to the agent. It is of kind errdefs.ErrPermissionDenied.
-type Refusal struct{ Reason string }
+type Refusal struct {
+	Reason string
+	Kind   RefusalKind
+	// SheetID is the call's sheet; empty when it never became one.
+	SheetID string
+}
 
 func (r *Refusal) Error() string { return r.Reason }
 
@@ -121,6 +158,7 @@ type Queue struct {
 	turnAway   time.Duration
 	backlogCap int
 	maxWaiting int
+	raised     func(Sheet)
 
 	mu      sync.Mutex
 	seq     int
@@ -155,6 +193,15 @@ func New(o Options) *Queue {
 		changed: make(chan struct{})}
 }
 
+// OnRaised sets the function told of every request that becomes a sheet
+// (for the audit log). It is called with the queue locked: it must not
+// block or call the queue.
+func (q *Queue) OnRaised(fn func(Sheet)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.raised = fn
+}
+
 // Now is the queue's clock.
 func (q *Queue) Now() time.Time { return q.clock.Now() }
 
@@ -163,11 +210,19 @@ func (q *Queue) Now() time.Time { return q.clock.Now() }
 // has too many requests waiting, the human denied, nobody answered in
 // time, or the connection closed. When ctx ends first it returns ctx.Err().
 func (q *Queue) Ask(ctx context.Context, r Request) (grantID string, err error) {
+	grantID, _, err = q.AskSheet(ctx, r)
+	return grantID, err
+}
+
+// AskSheet is Ask, also returning the id of the sheet the request became
+// (empty when it never became one: refused at once, or allowed from its
+// caller's backlog by a grant given for another sheet).
+func (q *Queue) AskSheet(ctx context.Context, r Request) (grantID, sheetID string, err error) {
 	q.mu.Lock()
 	p, err := q.enqueue(r)
 	if err != nil {
 		q.mu.Unlock()
-		return "", err
+		return "", "", err
 	}
 	// The timer starts under the lock, so a listed sheet has its timer
 	// running (tests advance a fake clock once they see the sheet).
@@ -176,10 +231,10 @@ func (q *Queue) Ask(ctx context.Context, r Request) (grantID string, err error) 
 
 	select {
 	case o := <-p.done:
-		return o.grantID, o.err
+		return o.grantID, o.sheetID, o.err
 	case <-timeout:
 		q.mu.Lock()
-		q.finish(p, outcome{err: &Refusal{Reason: q.timedOut()}})
+		q.finish(p, outcome{err: &Refusal{Reason: q.timedOut(), Kind: TimedOut, SheetID: p.ID}})
 		q.mu.Unlock()
 	case <-ctx.Done():
 		q.mu.Lock()
@@ -188,24 +243,35 @@ func (q *Queue) Ask(ctx context.Context, r Request) (grantID string, err error) 
 	}
 	// Finished now, by the line above or, just before, by an answer.
 	o := <-p.done
-	return o.grantID, o.err
+	return o.grantID, o.sheetID, o.err
 }
 
 // Deny refuses sheet id. Its caller is turned away, and the requests in
 // its backlog are refused with it.
 func (q *Queue) Deny(id string) error {
+	return q.DenySheet(id, nil)
+}
+
+// DenySheet is Deny, telling denied (when set) of the sheet while it is
+// held, before its call hears the refusal: the audit log records the
+// answer before the refusal it causes. denied must not block or call the
+// queue.
+func (q *Queue) DenySheet(id string, denied func(Sheet)) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p, err := q.find(id)
 	if err != nil {
 		return err
 	}
+	if denied != nil {
+		denied(p.Sheet)
+	}
 	until := q.turnAwayKey(p.key, q.clock.Now())
 	// The backlog first, so that none of it becomes a sheet meanwhile.
 	for _, b := range q.backlogOf(p.key) {
-		q.finish(b, outcome{err: &Refusal{Reason: deniedEarlier(b.Request, until)}})
+		q.finish(b, outcome{err: &Refusal{Reason: deniedEarlier(b.Request, until), Kind: TurnedAway}})
 	}
-	q.finish(p, outcome{err: &Refusal{Reason: denied(p, until)}})
+	q.finish(p, outcome{err: &Refusal{Reason: deniedReason(p, until), Kind: Denied, SheetID: p.ID}})
 	return nil
 }
 
@@ -247,7 +313,8 @@ func (q *Queue) Withdraw(conn string) {
 	defer q.mu.Unlock()
 	for _, p := range q.all() {
 		if p.ConnectionID == conn {
-			q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: the connection closed before the human answered"}})
+			q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: the connection closed before the human answered",
+				Kind: Withdrawn, SheetID: p.ID}})
 		}
 	}
 }
@@ -258,7 +325,7 @@ func (q *Queue) Close() {
 	defer q.mu.Unlock()
 	q.closed = true
 	for _, p := range q.all() {
-		q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: authz is shutting down"}})
+		q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: authz is shutting down", Kind: Withdrawn, SheetID: p.ID}})
 	}
 }
 

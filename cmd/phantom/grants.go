@@ -43,6 +43,9 @@ func grantsCmd() *cobra.Command {
 			fmt.Fprintln(tw, "ID\tCLIENT\tCAPABILITY\tSCOPE\tPROJECT\tKIND\tCREATED")
 			for _, g := range resp.GetGrants() {
 				kind := "always"
+				if g.GetPending() {
+					kind = "always, PENDING: added to the file by hand; phantom grants accept " + g.GetId() + " puts it in force"
+				}
 				if !g.GetAlways() {
 					kind = "once (connection " + g.GetConnectionId() + ")"
 				}
@@ -54,16 +57,41 @@ func grantsCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.AddCommand(&cobra.Command{
-		Use:   "revoke ID",
-		Short: "Revoke a grant",
+		Use:   "accept ID",
+		Short: "Put in force a pending grant (one added to grants.json by hand while authz ran)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withAuthz(func(ctx context.Context, ac authzv1.AuthzServiceClient) error {
-				_, err := ac.RevokeGrant(ctx, &authzv1.RevokeGrantRequest{GrantId: args[0]})
+				resp, err := ac.AcceptGrant(ctx, &authzv1.AcceptGrantRequest{GrantId: args[0]})
 				if err == nil {
-					fmt.Printf("revoked %s\n", args[0])
+					g := resp.GetGrant()
+					fmt.Printf("accepted %s: %s may %s, scope %s, in %s\n", g.GetId(), printable(g.GetClient()),
+						capabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())))
 				}
 				return err
+			})
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a grant",
+		Long: "Revoke a grant. It takes effect at once, even when the grants file cannot be updated (a full disk):\n" +
+			"the command then says so and fails, and authz keeps trying to write the file.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withAuthz(func(ctx context.Context, ac authzv1.AuthzServiceClient) error {
+				resp, err := ac.RevokeGrant(ctx, &authzv1.RevokeGrantRequest{GrantId: args[0]})
+				if err != nil {
+					return err
+				}
+				if resp.GetFileError() == "" {
+					fmt.Printf("revoked %s\n", args[0])
+					return nil
+				}
+				fmt.Printf("revoked %s in memory: it is refused from now on\n", args[0])
+				return fmt.Errorf("but the grants file could not be updated: %s; authz keeps trying to write it, and "+
+					"until it succeeds a restart of authz would bring the grant back (phantom status shows when it is written)",
+					resp.GetFileError())
 			})
 		},
 	})

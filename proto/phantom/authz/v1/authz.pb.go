@@ -806,7 +806,11 @@ type WatchSheetsResponse struct {
 	// The sheet on screen; absent when none waits.
 	Sheet *Sheet `protobuf:"bytes,1,opt,name=sheet,proto3" json:"sheet,omitempty"`
 	// How many sheets wait in all.
-	Waiting       int32 `protobuf:"varint,2,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Waiting int32 `protobuf:"varint,2,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// Why the standing grants are refused (the grants file is invalid or
+	// unsafe, so every call that needs a grant is refused); empty when the
+	// file is in use.
+	GrantsProblem string `protobuf:"bytes,3,opt,name=grants_problem,json=grantsProblem,proto3" json:"grants_problem,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -855,6 +859,13 @@ func (x *WatchSheetsResponse) GetWaiting() int32 {
 	return 0
 }
 
+func (x *WatchSheetsResponse) GetGrantsProblem() string {
+	if x != nil {
+		return x.GrantsProblem
+	}
+	return ""
+}
+
 // AnswerSheetRequest answers a sheet.
 type AnswerSheetRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -864,7 +875,12 @@ type AnswerSheetRequest struct {
 	Decision Decision `protobuf:"varint,2,opt,name=decision,proto3,enum=phantom.authz.v1.Decision" json:"decision,omitempty"`
 	// For once/always: the scope to grant, at least the request's reach;
 	// default the reach.
-	Scope         Scope `protobuf:"varint,3,opt,name=scope,proto3,enum=phantom.authz.v1.Scope" json:"scope,omitempty"`
+	Scope Scope `protobuf:"varint,3,opt,name=scope,proto3,enum=phantom.authz.v1.Scope" json:"scope,omitempty"`
+	// For an answer terminald relays from a `phantom attach` client: that
+	// client's process id, as the kernel gave it to terminald. Only for the
+	// audit log, which records it beside the relaying process; it decides
+	// nothing.
+	RelayedForPid int32 `protobuf:"varint,4,opt,name=relayed_for_pid,json=relayedForPid,proto3" json:"relayed_for_pid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -918,6 +934,13 @@ func (x *AnswerSheetRequest) GetScope() Scope {
 		return x.Scope
 	}
 	return Scope_SCOPE_UNSPECIFIED
+}
+
+func (x *AnswerSheetRequest) GetRelayedForPid() int32 {
+	if x != nil {
+		return x.RelayedForPid
+	}
+	return 0
 }
 
 // AnswerSheetResponse confirms.
@@ -984,7 +1007,12 @@ type Grant struct {
 	// For once grants: the connection it lives with.
 	ConnectionId string `protobuf:"bytes,7,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
 	// When it was given, RFC 3339.
-	Created       string `protobuf:"bytes,8,opt,name=created,proto3" json:"created,omitempty"`
+	Created string `protobuf:"bytes,8,opt,name=created,proto3" json:"created,omitempty"`
+	// True for an always grant that appeared in the grants file while authz
+	// ran (added or changed by hand): it is kept and listed, but covers
+	// nothing until authz starts again, so that writing the file gains no
+	// process anything at once.
+	Pending       bool `protobuf:"varint,9,opt,name=pending,proto3" json:"pending,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1073,6 +1101,13 @@ func (x *Grant) GetCreated() string {
 		return x.Created
 	}
 	return ""
+}
+
+func (x *Grant) GetPending() bool {
+	if x != nil {
+		return x.Pending
+	}
+	return false
 }
 
 // ListGrantsRequest takes no arguments.
@@ -1206,7 +1241,12 @@ func (x *RevokeGrantRequest) GetGrantId() string {
 
 // RevokeGrantResponse confirms.
 type RevokeGrantResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Set when the grant was revoked in memory but the grants file could not
+	// be updated (a full disk): why. The grant stays revoked while authz
+	// runs, and authz keeps trying to write the file; until it succeeds, a
+	// restart of authz would bring the grant back.
+	FileError     string `protobuf:"bytes,1,opt,name=file_error,json=fileError,proto3" json:"file_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1241,6 +1281,355 @@ func (*RevokeGrantResponse) Descriptor() ([]byte, []int) {
 	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{16}
 }
 
+func (x *RevokeGrantResponse) GetFileError() string {
+	if x != nil {
+		return x.FileError
+	}
+	return ""
+}
+
+// AcceptGrantRequest names a pending grant.
+type AcceptGrantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grant.
+	GrantId       string `protobuf:"bytes,1,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcceptGrantRequest) Reset() {
+	*x = AcceptGrantRequest{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcceptGrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcceptGrantRequest) ProtoMessage() {}
+
+func (x *AcceptGrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcceptGrantRequest.ProtoReflect.Descriptor instead.
+func (*AcceptGrantRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AcceptGrantRequest) GetGrantId() string {
+	if x != nil {
+		return x.GrantId
+	}
+	return ""
+}
+
+// AcceptGrantResponse is the grant, now in force.
+type AcceptGrantResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grant.
+	Grant         *Grant `protobuf:"bytes,1,opt,name=grant,proto3" json:"grant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcceptGrantResponse) Reset() {
+	*x = AcceptGrantResponse{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcceptGrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcceptGrantResponse) ProtoMessage() {}
+
+func (x *AcceptGrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcceptGrantResponse.ProtoReflect.Descriptor instead.
+func (*AcceptGrantResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AcceptGrantResponse) GetGrant() *Grant {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
+}
+
+// GetStatusRequest takes no arguments.
+type GetStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStatusRequest) Reset() {
+	*x = GetStatusRequest{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStatusRequest) ProtoMessage() {}
+
+func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetStatusRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{19}
+}
+
+// GetStatusResponse is the state of the grants file and the audit log.
+type GetStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The standing grants' file.
+	Grants *GrantsFileStatus `protobuf:"bytes,1,opt,name=grants,proto3" json:"grants,omitempty"`
+	// The audit log.
+	Audit         *AuditLogStatus `protobuf:"bytes,2,opt,name=audit,proto3" json:"audit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStatusResponse) Reset() {
+	*x = GetStatusResponse{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStatusResponse) ProtoMessage() {}
+
+func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetStatusResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetStatusResponse) GetGrants() *GrantsFileStatus {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetAudit() *AuditLogStatus {
+	if x != nil {
+		return x.Audit
+	}
+	return nil
+}
+
+// GrantsFileStatus is the state of the grants file.
+type GrantsFileStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's path.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Why the file is refused (invalid, unsafe permissions, a symlink, owned
+	// by someone else): every call that needs a grant is then refused.
+	// Empty when the file is in use.
+	Problem string `protobuf:"bytes,2,opt,name=problem,proto3" json:"problem,omitempty"`
+	// Why changes authz holds in memory (a revocation) are not written to
+	// the file yet; empty when the file is up to date.
+	Unsaved string `protobuf:"bytes,3,opt,name=unsaved,proto3" json:"unsaved,omitempty"`
+	// How many standing grants are in force.
+	Standing int32 `protobuf:"varint,4,opt,name=standing,proto3" json:"standing,omitempty"`
+	// How many grants added to the file by hand wait for authz's next start.
+	Pending       int32 `protobuf:"varint,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrantsFileStatus) Reset() {
+	*x = GrantsFileStatus{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrantsFileStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrantsFileStatus) ProtoMessage() {}
+
+func (x *GrantsFileStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrantsFileStatus.ProtoReflect.Descriptor instead.
+func (*GrantsFileStatus) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GrantsFileStatus) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GrantsFileStatus) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
+func (x *GrantsFileStatus) GetUnsaved() string {
+	if x != nil {
+		return x.Unsaved
+	}
+	return ""
+}
+
+func (x *GrantsFileStatus) GetStanding() int32 {
+	if x != nil {
+		return x.Standing
+	}
+	return 0
+}
+
+func (x *GrantsFileStatus) GetPending() int32 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+// AuditLogStatus is the state of the audit log.
+type AuditLogStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The log's path.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Why the last write failed; empty when it succeeded.
+	Problem string `protobuf:"bytes,2,opt,name=problem,proto3" json:"problem,omitempty"`
+	// When the writes started failing, RFC 3339; empty when they do not.
+	FailingSince string `protobuf:"bytes,3,opt,name=failing_since,json=failingSince,proto3" json:"failing_since,omitempty"`
+	// How many entries were lost (not written) since authz started.
+	Lost          uint64 `protobuf:"varint,4,opt,name=lost,proto3" json:"lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLogStatus) Reset() {
+	*x = AuditLogStatus{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLogStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLogStatus) ProtoMessage() {}
+
+func (x *AuditLogStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLogStatus.ProtoReflect.Descriptor instead.
+func (*AuditLogStatus) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AuditLogStatus) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *AuditLogStatus) GetProblem() string {
+	if x != nil {
+		return x.Problem
+	}
+	return ""
+}
+
+func (x *AuditLogStatus) GetFailingSince() string {
+	if x != nil {
+		return x.FailingSince
+	}
+	return ""
+}
+
+func (x *AuditLogStatus) GetLost() uint64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
 // ListPolicyRequest takes no arguments.
 type ListPolicyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1250,7 +1639,7 @@ type ListPolicyRequest struct {
 
 func (x *ListPolicyRequest) Reset() {
 	*x = ListPolicyRequest{}
-	mi := &file_phantom_authz_v1_authz_proto_msgTypes[17]
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1651,7 @@ func (x *ListPolicyRequest) String() string {
 func (*ListPolicyRequest) ProtoMessage() {}
 
 func (x *ListPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_authz_v1_authz_proto_msgTypes[17]
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1664,7 @@ func (x *ListPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPolicyRequest.ProtoReflect.Descriptor instead.
 func (*ListPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{17}
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{23}
 }
 
 // ToolPolicy is one tool's line of the policy.
@@ -1291,7 +1680,7 @@ type ToolPolicy struct {
 
 func (x *ToolPolicy) Reset() {
 	*x = ToolPolicy{}
-	mi := &file_phantom_authz_v1_authz_proto_msgTypes[18]
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1692,7 @@ func (x *ToolPolicy) String() string {
 func (*ToolPolicy) ProtoMessage() {}
 
 func (x *ToolPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_authz_v1_authz_proto_msgTypes[18]
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1705,7 @@ func (x *ToolPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolPolicy.ProtoReflect.Descriptor instead.
 func (*ToolPolicy) Descriptor() ([]byte, []int) {
-	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{18}
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ToolPolicy) GetTool() string {
@@ -1344,7 +1733,7 @@ type ListPolicyResponse struct {
 
 func (x *ListPolicyResponse) Reset() {
 	*x = ListPolicyResponse{}
-	mi := &file_phantom_authz_v1_authz_proto_msgTypes[19]
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1745,7 @@ func (x *ListPolicyResponse) String() string {
 func (*ListPolicyResponse) ProtoMessage() {}
 
 func (x *ListPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_authz_v1_authz_proto_msgTypes[19]
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1758,7 @@ func (x *ListPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPolicyResponse.ProtoReflect.Descriptor instead.
 func (*ListPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{19}
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListPolicyResponse) GetTools() []*ToolPolicy {
@@ -1430,17 +1819,19 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x11ListSheetsRequest\"E\n" +
 	"\x12ListSheetsResponse\x12/\n" +
 	"\x06sheets\x18\x01 \x03(\v2\x17.phantom.authz.v1.SheetR\x06sheets\"\x14\n" +
-	"\x12WatchSheetsRequest\"^\n" +
+	"\x12WatchSheetsRequest\"\x85\x01\n" +
 	"\x13WatchSheetsResponse\x12-\n" +
 	"\x05sheet\x18\x01 \x01(\v2\x17.phantom.authz.v1.SheetR\x05sheet\x12\x18\n" +
-	"\awaiting\x18\x02 \x01(\x05R\awaiting\"\xb7\x01\n" +
+	"\awaiting\x18\x02 \x01(\x05R\awaiting\x12%\n" +
+	"\x0egrants_problem\x18\x03 \x01(\tR\rgrantsProblem\"\xe8\x01\n" +
 	"\x12AnswerSheetRequest\x12$\n" +
 	"\bsheet_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\asheetId\x12B\n" +
 	"\bdecision\x18\x02 \x01(\x0e2\x1a.phantom.authz.v1.DecisionB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\bdecision\x127\n" +
-	"\x05scope\x18\x03 \x01(\x0e2\x17.phantom.authz.v1.ScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05scope\"D\n" +
+	"\x05scope\x18\x03 \x01(\x0e2\x17.phantom.authz.v1.ScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05scope\x12/\n" +
+	"\x0frelayed_for_pid\x18\x04 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\rrelayedForPid\"D\n" +
 	"\x13AnswerSheetResponse\x12-\n" +
-	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\x8d\x02\n" +
+	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\xa7\x02\n" +
 	"\x05Grant\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12<\n" +
@@ -1451,13 +1842,35 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\aproject\x18\x05 \x01(\tR\aproject\x12\x16\n" +
 	"\x06always\x18\x06 \x01(\bR\x06always\x12#\n" +
 	"\rconnection_id\x18\a \x01(\tR\fconnectionId\x12\x18\n" +
-	"\acreated\x18\b \x01(\tR\acreated\"\x13\n" +
+	"\acreated\x18\b \x01(\tR\acreated\x12\x18\n" +
+	"\apending\x18\t \x01(\bR\apending\"\x13\n" +
 	"\x11ListGrantsRequest\"E\n" +
 	"\x12ListGrantsResponse\x12/\n" +
 	"\x06grants\x18\x01 \x03(\v2\x17.phantom.authz.v1.GrantR\x06grants\":\n" +
 	"\x12RevokeGrantRequest\x12$\n" +
-	"\bgrant_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\agrantId\"\x15\n" +
-	"\x13RevokeGrantResponse\"\x13\n" +
+	"\bgrant_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\agrantId\"4\n" +
+	"\x13RevokeGrantResponse\x12\x1d\n" +
+	"\n" +
+	"file_error\x18\x01 \x01(\tR\tfileError\":\n" +
+	"\x12AcceptGrantRequest\x12$\n" +
+	"\bgrant_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\agrantId\"D\n" +
+	"\x13AcceptGrantResponse\x12-\n" +
+	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\x12\n" +
+	"\x10GetStatusRequest\"\x87\x01\n" +
+	"\x11GetStatusResponse\x12:\n" +
+	"\x06grants\x18\x01 \x01(\v2\".phantom.authz.v1.GrantsFileStatusR\x06grants\x126\n" +
+	"\x05audit\x18\x02 \x01(\v2 .phantom.authz.v1.AuditLogStatusR\x05audit\"\x90\x01\n" +
+	"\x10GrantsFileStatus\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\aproblem\x18\x02 \x01(\tR\aproblem\x12\x18\n" +
+	"\aunsaved\x18\x03 \x01(\tR\aunsaved\x12\x1a\n" +
+	"\bstanding\x18\x04 \x01(\x05R\bstanding\x12\x18\n" +
+	"\apending\x18\x05 \x01(\x05R\apending\"w\n" +
+	"\x0eAuditLogStatus\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\aproblem\x18\x02 \x01(\tR\aproblem\x12#\n" +
+	"\rfailing_since\x18\x03 \x01(\tR\ffailingSince\x12\x12\n" +
+	"\x04lost\x18\x04 \x01(\x04R\x04lost\"\x13\n" +
 	"\x11ListPolicyRequest\"^\n" +
 	"\n" +
 	"ToolPolicy\x12\x12\n" +
@@ -1483,7 +1896,7 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDECISION_DENY\x10\x01\x12\x11\n" +
 	"\rDECISION_ONCE\x10\x02\x12\x13\n" +
-	"\x0fDECISION_ALWAYS\x10\x032\xe7\x05\n" +
+	"\x0fDECISION_ALWAYS\x10\x032\x99\a\n" +
 	"\fAuthzService\x12T\n" +
 	"\tAuthorize\x12\".phantom.authz.v1.AuthorizeRequest\x1a#.phantom.authz.v1.AuthorizeResponse\x12W\n" +
 	"\n" +
@@ -1495,7 +1908,9 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\vAnswerSheet\x12$.phantom.authz.v1.AnswerSheetRequest\x1a%.phantom.authz.v1.AnswerSheetResponse\x12W\n" +
 	"\n" +
 	"ListGrants\x12#.phantom.authz.v1.ListGrantsRequest\x1a$.phantom.authz.v1.ListGrantsResponse\x12Z\n" +
-	"\vRevokeGrant\x12$.phantom.authz.v1.RevokeGrantRequest\x1a%.phantom.authz.v1.RevokeGrantResponseB?Z=github.com/phantom-dev/phantom/proto/phantom/authz/v1;authzv1b\x06proto3"
+	"\vRevokeGrant\x12$.phantom.authz.v1.RevokeGrantRequest\x1a%.phantom.authz.v1.RevokeGrantResponse\x12T\n" +
+	"\tGetStatus\x12\".phantom.authz.v1.GetStatusRequest\x1a#.phantom.authz.v1.GetStatusResponse\x12Z\n" +
+	"\vAcceptGrant\x12$.phantom.authz.v1.AcceptGrantRequest\x1a%.phantom.authz.v1.AcceptGrantResponseB?Z=github.com/phantom-dev/phantom/proto/phantom/authz/v1;authzv1b\x06proto3"
 
 var (
 	file_phantom_authz_v1_authz_proto_rawDescOnce sync.Once
@@ -1510,7 +1925,7 @@ func file_phantom_authz_v1_authz_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_authz_v1_authz_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_phantom_authz_v1_authz_proto_goTypes = []any{
 	(Capability)(0),               // 0: phantom.authz.v1.Capability
 	(Scope)(0),                    // 1: phantom.authz.v1.Scope
@@ -1532,9 +1947,15 @@ var file_phantom_authz_v1_authz_proto_goTypes = []any{
 	(*ListGrantsResponse)(nil),    // 17: phantom.authz.v1.ListGrantsResponse
 	(*RevokeGrantRequest)(nil),    // 18: phantom.authz.v1.RevokeGrantRequest
 	(*RevokeGrantResponse)(nil),   // 19: phantom.authz.v1.RevokeGrantResponse
-	(*ListPolicyRequest)(nil),     // 20: phantom.authz.v1.ListPolicyRequest
-	(*ToolPolicy)(nil),            // 21: phantom.authz.v1.ToolPolicy
-	(*ListPolicyResponse)(nil),    // 22: phantom.authz.v1.ListPolicyResponse
+	(*AcceptGrantRequest)(nil),    // 20: phantom.authz.v1.AcceptGrantRequest
+	(*AcceptGrantResponse)(nil),   // 21: phantom.authz.v1.AcceptGrantResponse
+	(*GetStatusRequest)(nil),      // 22: phantom.authz.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),     // 23: phantom.authz.v1.GetStatusResponse
+	(*GrantsFileStatus)(nil),      // 24: phantom.authz.v1.GrantsFileStatus
+	(*AuditLogStatus)(nil),        // 25: phantom.authz.v1.AuditLogStatus
+	(*ListPolicyRequest)(nil),     // 26: phantom.authz.v1.ListPolicyRequest
+	(*ToolPolicy)(nil),            // 27: phantom.authz.v1.ToolPolicy
+	(*ListPolicyResponse)(nil),    // 28: phantom.authz.v1.ListPolicyResponse
 }
 var file_phantom_authz_v1_authz_proto_depIdxs = []int32{
 	3,  // 0: phantom.authz.v1.AuthorizeRequest.caller:type_name -> phantom.authz.v1.Caller
@@ -1550,29 +1971,36 @@ var file_phantom_authz_v1_authz_proto_depIdxs = []int32{
 	0,  // 10: phantom.authz.v1.Grant.capability:type_name -> phantom.authz.v1.Capability
 	1,  // 11: phantom.authz.v1.Grant.scope:type_name -> phantom.authz.v1.Scope
 	15, // 12: phantom.authz.v1.ListGrantsResponse.grants:type_name -> phantom.authz.v1.Grant
-	0,  // 13: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.authz.v1.Capability
-	21, // 14: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
-	4,  // 15: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
-	20, // 16: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
-	6,  // 17: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
-	9,  // 18: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
-	11, // 19: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
-	13, // 20: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
-	16, // 21: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
-	18, // 22: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
-	5,  // 23: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
-	22, // 24: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
-	7,  // 25: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
-	10, // 26: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
-	12, // 27: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
-	14, // 28: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
-	17, // 29: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
-	19, // 30: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
-	23, // [23:31] is the sub-list for method output_type
-	15, // [15:23] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	15, // 13: phantom.authz.v1.AcceptGrantResponse.grant:type_name -> phantom.authz.v1.Grant
+	24, // 14: phantom.authz.v1.GetStatusResponse.grants:type_name -> phantom.authz.v1.GrantsFileStatus
+	25, // 15: phantom.authz.v1.GetStatusResponse.audit:type_name -> phantom.authz.v1.AuditLogStatus
+	0,  // 16: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.authz.v1.Capability
+	27, // 17: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
+	4,  // 18: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
+	26, // 19: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
+	6,  // 20: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
+	9,  // 21: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
+	11, // 22: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
+	13, // 23: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
+	16, // 24: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
+	18, // 25: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
+	22, // 26: phantom.authz.v1.AuthzService.GetStatus:input_type -> phantom.authz.v1.GetStatusRequest
+	20, // 27: phantom.authz.v1.AuthzService.AcceptGrant:input_type -> phantom.authz.v1.AcceptGrantRequest
+	5,  // 28: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
+	28, // 29: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
+	7,  // 30: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
+	10, // 31: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
+	12, // 32: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
+	14, // 33: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
+	17, // 34: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
+	19, // 35: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
+	23, // 36: phantom.authz.v1.AuthzService.GetStatus:output_type -> phantom.authz.v1.GetStatusResponse
+	21, // 37: phantom.authz.v1.AuthzService.AcceptGrant:output_type -> phantom.authz.v1.AcceptGrantResponse
+	28, // [28:38] is the sub-list for method output_type
+	18, // [18:28] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_phantom_authz_v1_authz_proto_init() }
@@ -1586,7 +2014,7 @@ func file_phantom_authz_v1_authz_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_authz_v1_authz_proto_rawDesc), len(file_phantom_authz_v1_authz_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

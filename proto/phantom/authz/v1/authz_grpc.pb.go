@@ -27,6 +27,8 @@ const (
 	AuthzService_AnswerSheet_FullMethodName   = "/phantom.authz.v1.AuthzService/AnswerSheet"
 	AuthzService_ListGrants_FullMethodName    = "/phantom.authz.v1.AuthzService/ListGrants"
 	AuthzService_RevokeGrant_FullMethodName   = "/phantom.authz.v1.AuthzService/RevokeGrant"
+	AuthzService_GetStatus_FullMethodName     = "/phantom.authz.v1.AuthzService/GetStatus"
+	AuthzService_AcceptGrant_FullMethodName   = "/phantom.authz.v1.AuthzService/AcceptGrant"
 )
 
 // AuthzServiceClient is the client API for AuthzService service.
@@ -57,8 +59,15 @@ type AuthzServiceClient interface {
 	AnswerSheet(ctx context.Context, in *AnswerSheetRequest, opts ...grpc.CallOption) (*AnswerSheetResponse, error)
 	// Lists the standing grants, and the once-grants of live connections.
 	ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error)
-	// Revokes a grant.
+	// Revokes a grant. It takes effect in memory even when the grants file
+	// cannot be updated; the response then says so.
 	RevokeGrant(ctx context.Context, in *RevokeGrantRequest, opts ...grpc.CallOption) (*RevokeGrantResponse, error)
+	// Reports whether the grants file is in use and whether the audit log is
+	// being written, for `phantom status`.
+	GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*GetStatusResponse, error)
+	// Puts in force a pending grant: one that appeared in the grants file
+	// while authz ran. The human's act, like revoking.
+	AcceptGrant(ctx context.Context, in *AcceptGrantRequest, opts ...grpc.CallOption) (*AcceptGrantResponse, error)
 }
 
 type authzServiceClient struct {
@@ -158,6 +167,26 @@ func (c *authzServiceClient) RevokeGrant(ctx context.Context, in *RevokeGrantReq
 	return out, nil
 }
 
+func (c *authzServiceClient) GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*GetStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetStatusResponse)
+	err := c.cc.Invoke(ctx, AuthzService_GetStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authzServiceClient) AcceptGrant(ctx context.Context, in *AcceptGrantRequest, opts ...grpc.CallOption) (*AcceptGrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AcceptGrantResponse)
+	err := c.cc.Invoke(ctx, AuthzService_AcceptGrant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthzServiceServer is the server API for AuthzService service.
 // All implementations must embed UnimplementedAuthzServiceServer
 // for forward compatibility.
@@ -186,8 +215,15 @@ type AuthzServiceServer interface {
 	AnswerSheet(context.Context, *AnswerSheetRequest) (*AnswerSheetResponse, error)
 	// Lists the standing grants, and the once-grants of live connections.
 	ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error)
-	// Revokes a grant.
+	// Revokes a grant. It takes effect in memory even when the grants file
+	// cannot be updated; the response then says so.
 	RevokeGrant(context.Context, *RevokeGrantRequest) (*RevokeGrantResponse, error)
+	// Reports whether the grants file is in use and whether the audit log is
+	// being written, for `phantom status`.
+	GetStatus(context.Context, *GetStatusRequest) (*GetStatusResponse, error)
+	// Puts in force a pending grant: one that appeared in the grants file
+	// while authz ran. The human's act, like revoking.
+	AcceptGrant(context.Context, *AcceptGrantRequest) (*AcceptGrantResponse, error)
 	mustEmbedUnimplementedAuthzServiceServer()
 }
 
@@ -221,6 +257,12 @@ func (UnimplementedAuthzServiceServer) ListGrants(context.Context, *ListGrantsRe
 }
 func (UnimplementedAuthzServiceServer) RevokeGrant(context.Context, *RevokeGrantRequest) (*RevokeGrantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeGrant not implemented")
+}
+func (UnimplementedAuthzServiceServer) GetStatus(context.Context, *GetStatusRequest) (*GetStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStatus not implemented")
+}
+func (UnimplementedAuthzServiceServer) AcceptGrant(context.Context, *AcceptGrantRequest) (*AcceptGrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AcceptGrant not implemented")
 }
 func (UnimplementedAuthzServiceServer) mustEmbedUnimplementedAuthzServiceServer() {}
 func (UnimplementedAuthzServiceServer) testEmbeddedByValue()                      {}
@@ -380,6 +422,42 @@ func _AuthzService_RevokeGrant_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthzService_GetStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthzServiceServer).GetStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthzService_GetStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthzServiceServer).GetStatus(ctx, req.(*GetStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthzService_AcceptGrant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AcceptGrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthzServiceServer).AcceptGrant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthzService_AcceptGrant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthzServiceServer).AcceptGrant(ctx, req.(*AcceptGrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthzService_ServiceDesc is the grpc.ServiceDesc for AuthzService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -414,6 +492,14 @@ var AuthzService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeGrant",
 			Handler:    _AuthzService_RevokeGrant_Handler,
+		},
+		{
+			MethodName: "GetStatus",
+			Handler:    _AuthzService_GetStatus_Handler,
+		},
+		{
+			MethodName: "AcceptGrant",
+			Handler:    _AuthzService_AcceptGrant_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

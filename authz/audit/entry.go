@@ -1,0 +1,217 @@
+// Package audit is authz's audit log: one JSON object per line, appended
+// to a file in the state directory (mode 0600), rotated by size with a few
+// old files kept. Every decision authz makes is a line: a sheet raised or
+// answered (and by which process, on which terminal), a call allowed (by a
+// standing grant, a once grant or an answer — with the exact text
+// run_command types and the tab it types into), denied, turned away,
+// timed out or withdrawn, a grant revoked (by the CLI, or by a change to
+// the grants file), the grants file refused or usable again.
+//
+// Writing never holds a decision up for long: lines go through a bounded
+// queue to one writer goroutine. Record drops a line when the queue is
+// full (and counts it); Commit waits, up to a bound, until its line is on
+// disk, for the calls that must not happen unrecorded (see authz).
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// The events, the value of Entry.Event.
+const (
+	// SheetRaised: a call became a sheet, shown to the human.
+	SheetRaised = "sheet_raised"
+	// SheetAnswered: the human answered a sheet (Decision, Scope, By).
+	SheetAnswered = "sheet_answered"
+	// Allowed: a call was allowed, by a standing grant, a once grant or
+	// an answer (Grant, GrantKind); for run_command with Target and
+	// Command.
+	Allowed = "allowed"
+	// Denied: the human denied the call's sheet.
+	Denied = "denied"
+	// TurnedAway: refused without a sheet: the caller is turned away
+	// after a denial, or has too many requests waiting.
+	TurnedAway = "turned_away"
+	// TimedOut: nobody answered the call's sheet in time.
+	TimedOut = "timed_out"
+	// Withdrawn: the call's connection closed (or its caller gave up, or
+	// authz stopped) before the human answered.
+	Withdrawn = "withdrawn"
+	// Refused: refused for another reason (Reason): the grants file is
+	// refused, the arguments do not fit, the tab is busy, the audit log
+	// cannot be written.
+	Refused = "refused"
+	// GrantRevoked: a grant was revoked, by the CLI (By) or by a change
+	// to the grants file (By.Via).
+	GrantRevoked = "grant_revoked"
+	// GrantAdded: the grants file gained a grant authz did not write; it
+	// is pending until the human accepts it or authz restarts.
+	GrantAdded = "grant_added"
+	// GrantAccepted: the human put a pending grant in force (By).
+	GrantAccepted = "grant_accepted"
+	// GrantsFileRefused: the grants file became unusable (Reason); every
+	// call that needs a grant is refused.
+	GrantsFileRefused = "grants_file_refused"
+	// GrantsFileUsable: the grants file is usable again.
+	GrantsFileUsable = "grants_file_usable"
+	// GrantsFileUpdated: changes held in memory after a failed write are
+	// written now.
+	GrantsFileUpdated = "grants_file_updated"
+	// AuthzStarted: authz started (a quiet stretch before it is authz
+	// not running, not nothing happening).
+	AuthzStarted = "authz_started"
+)
+
+// Entry is one line of the log. Text an agent chose (client name, tab
+// title, subject, command) is stored as it came: readers must escape it
+// before showing it on a terminal.
+type Entry struct {
+	Time  time.Time `json:"time"`
+	Event string    `json:"event"`
+	// Sheet is the sheet the line is about, if any.
+	Sheet string `json:"sheet,omitempty"`
+	// Grant is the grant that allowed the call, the one an answer made,
+	// or the one revoked.
+	Grant string `json:"grant,omitempty"`
+	// GrantKind is "always" or "once".
+	GrantKind string `json:"grant_kind,omitempty"`
+	// Client, Connection, Tab and PID are the caller: the client name,
+	// its connection, its tab (empty outside tabs) and its process.
+	Client     string `json:"client,omitempty"`
+	Connection string `json:"connection,omitempty"`
+	Tab        string `json:"tab,omitempty"`
+	PID        int32  `json:"pid,omitempty"`
+	// Tool, Capability and Reach are what the call needed.
+	Tool       string `json:"tool,omitempty"`
+	Capability string `json:"capability,omitempty"`
+	Reach      string `json:"reach,omitempty"`
+	// Scope is the scope of the grant given or revoked.
+	Scope string `json:"scope,omitempty"`
+	// Project keys the grant.
+	Project string `json:"project,omitempty"`
+	// Subject is the call's decisive argument in words, as the sheet
+	// showed it.
+	Subject string `json:"subject,omitempty"`
+	// Target is the tab the call acts on (run_command: the tab typed
+	// into).
+	Target string `json:"target,omitempty"`
+	// Command is the exact text run_command types, unescaped.
+	Command string `json:"command,omitempty"`
+	// Decision is the human's answer: deny, once or always.
+	Decision string `json:"decision,omitempty"`
+	// Reason is why a call was refused, or what went wrong.
+	Reason string `json:"reason,omitempty"`
+	// By is who answered or revoked.
+	By *Actor `json:"by,omitempty"`
+	// Repeated counts the calls just like this one (same event, caller,
+	// tool, target and grant) left out since the previous such line: a
+	// caller that asks in a loop gets one line a minute, not one per
+	// call, so that it cannot push the rest of the log out by rotation.
+	Repeated int `json:"repeated,omitempty"`
+}
+
+// Actor is who answered a sheet or revoked a grant.
+type Actor struct {
+	// PID is the process, as the kernel named it on the socket.
+	PID int `json:"pid,omitempty"`
+	// UID is its user.
+	UID int `json:"uid,omitempty"`
+	// Command is its command line (for an answer given in `phantom
+	// attach`, terminald's, which relays the attach client's keys).
+	Command string `json:"command,omitempty"`
+	// Terminal is its controlling terminal, e.g. /dev/pts/3; empty when
+	// it has none.
+	Terminal string `json:"terminal,omitempty"`
+	// Via is how, when not a process: "edit of the grants file",
+	// "removal of the grants file", "TCP".
+	Via string `json:"via,omitempty"`
+	// For is, for an answer terminald relayed from `phantom attach`, the
+	// attach client whose human answered (as terminald named it).
+	For *Actor `json:"for,omitempty"`
+}
+
+// maxLine bounds one line a reader accepts.
+const maxLine = 4 << 20
+
+// ParseLine reads one line of the log. It refuses anything that is not a
+// JSON object with a time and an event.
+func ParseLine(b []byte) (Entry, error) {
+	var e Entry
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return e, errors.New("not a JSON object")
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, err
+	}
+	if e.Event == "" || e.Time.IsZero() {
+		return e, errors.New("no time or no event")
+	}
+	return e, nil
+}
+
+// BadLine is a line of the log that could not be read.
+type BadLine struct {
+	// Line is its number in its file, from 1.
+	Line int
+	Err  error
+}
+
+func (b BadLine) Error() string { return fmt.Sprintf("line %d: %v", b.Line, b.Err) }
+
+// Read reads the entries of one log file from r, keeping those at or
+// after since (all when since is zero). Lines that cannot be read — a
+// line cut short by a full disk or a crash, a line too long — are skipped
+// and returned as BadLines; only an error of r itself fails the read.
+func Read(r io.Reader, since time.Time) ([]Entry, []BadLine, error) {
+	br := bufio.NewReader(r)
+	var (
+		out []Entry
+		bad []BadLine
+	)
+	for n := 1; ; n++ {
+		line, long, err := readLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return out, bad, err
+		}
+		switch {
+		case long:
+			bad = append(bad, BadLine{Line: n, Err: fmt.Errorf("longer than %d bytes", maxLine)})
+		case len(bytes.TrimSpace(line)) > 0:
+			e, perr := ParseLine(line)
+			if perr != nil {
+				bad = append(bad, BadLine{Line: n, Err: perr})
+			} else if since.IsZero() || !e.Time.Before(since) {
+				out = append(out, e)
+			}
+		}
+		if err != nil {
+			return out, bad, nil
+		}
+	}
+}
+
+// readLine reads up to the next newline; a line longer than maxLine is
+// skipped whole and reported as long.
+func readLine(br *bufio.Reader) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > maxLine {
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, long, err
+	}
+}
