@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/peercred"
 )
@@ -34,6 +35,10 @@ type Caller struct {
 	// ForAgent is true when the call is an agent's: from inside Phantom,
 	// or made for an agent by the gateway.
 	ForAgent bool
+	// Peer is the identity in the verified client certificate of a caller
+	// that came over TCP with mutual TLS ("gateway", "human", …); "" over
+	// a Unix socket.
+	Peer string
 }
 
 // where says where the caller runs, for messages.
@@ -82,8 +87,14 @@ func Locate(ctx context.Context, pid int, locate func(int) (lineage.Place, error
 }
 
 // callerOf returns the caller of the call in ctx: placed at connection
-// time, plus what a daemon outside Phantom says it does for an agent. A
-// peer without Unix credentials (TCP, in the compose stack) is outside.
+// time, plus what a daemon outside Phantom says it does for an agent.
+//
+// A peer over TCP is outside Phantom (its processes are on another
+// machine or in another container) and is known by its client
+// certificate, which the TLS handshake verified against our CA; which
+// methods it may call is checked in check. Only the gateway's certificate
+// may say a call is made for an agent: any other daemon saying so is
+// refused, so a stolen certificate cannot borrow an agent's standing.
 func callerOf(ctx context.Context) (Caller, error) {
 	id, unix := peercred.IdentityFromContext(ctx)
 	var c Caller
@@ -97,9 +108,20 @@ func callerOf(ctx context.Context) (Caller, error) {
 		}
 		c = p.caller
 	}
+	tlsPeer := false
+	if !unix {
+		name, isTLS := daemon.PeerIdentity(ctx)
+		if isTLS && name == "" {
+			return Caller{}, errors.New("the caller's certificate names no Phantom identity (a phantom: URI SAN, as `phantom certs` writes)")
+		}
+		c.Peer, tlsPeer = name, isTLS
+	}
 	if !c.Inside {
 		md, _ := metadata.FromIncomingContext(ctx)
 		if v := md.Get(MDForAgent); len(v) == 1 && v[0] == "1" {
+			if tlsPeer && c.Peer != actsForAgents {
+				return Caller{}, fmt.Errorf("the certificate of %q may not make calls for an agent; only the gateway's may", c.Peer)
+			}
 			c.ForAgent = true
 			if t := md.Get(MDAgentTab); len(t) == 1 {
 				c.TabID = t[0]

@@ -8,6 +8,7 @@
 //     Phantom's daemons: it passes. A daemon that acts for an agent (the
 //     gateway) says so in the call's metadata (ForAgent), which the guard
 //     honours only from callers outside Phantom.
+//
 //   - A process inside Phantom — in a tab, or one that double-forked out of
 //     its tab's tree — gets exactly what its MCP tools would give it: only
 //     methods that are tools, never the fields hidden from agents, and each
@@ -15,6 +16,12 @@
 //     method (closing or resizing tabs, attaching, the watch streams,
 //     reporting agent state, …) is the human's or the daemons', and is
 //     refused.
+//
+//   - A peer over TCP (the compose stack) has no credentials to place it:
+//     it is known by its client certificate, which mutual TLS verified
+//     against the instance's CA (daemon.ServerCredentials), and may call
+//     only what that certificate's holder needs (peers.go). Only the
+//     gateway's certificate may say it calls for an agent.
 //
 // Calls that cannot be placed fail closed.
 package guard
@@ -98,7 +105,9 @@ func New(fd protoreflect.FileDescriptor, opts Options) *Guard {
 // placed once per connection, and the check on every call.
 func (g *Guard) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.Creds(peercred.TransportCredentials(g.identify)),
+		// Unix peers are placed by their credentials; TCP peers must
+		// bring a client certificate of our CA (daemon.ServerCredentials).
+		grpc.Creds(daemon.ServerCredentials(peercred.TransportCredentials(g.identify))),
 		grpc.ChainUnaryInterceptor(g.unary),
 		grpc.ChainStreamInterceptor(g.stream),
 	}
@@ -146,6 +155,10 @@ func (g *Guard) check(ctx context.Context, method string, req any) (context.Cont
 		return ctx, status.Errorf(codes.PermissionDenied, "%s refused: %v", shortMethod(method), err)
 	}
 	ctx = NewContext(ctx, c)
+	if c.Peer != "" && !peerMayCall(c.Peer, method) {
+		return ctx, status.Errorf(codes.PermissionDenied, "%s refused: the certificate of %q may not call it (over TCP each certificate reaches only what its holder needs)",
+			shortMethod(method), c.Peer)
+	}
 	if !c.Inside {
 		return ctx, nil
 	}
