@@ -440,12 +440,12 @@ func TestAttachCloseTabs(t *testing.T) {
 	})
 	// Close them one by one: the client moves to a neighbour, then exits.
 	for n := 3; n > 1; n-- {
-		c.send(prefix + "x")
+		c.send(prefix + "xy") // x asks; y closes
 		c.waitStatus(fmt.Sprintf("%d tabs", n-1), func(s string) bool { return !strings.Contains(s, fmt.Sprintf("%d:", n)) })
 	}
 	c.send(prefix + "s")
 	c.waitStatus("no sheet", func(s string) bool { return strings.Contains(s, "no permission sheet waiting") })
-	c.send(prefix + "x")
+	c.send(prefix + "xy") // x asks; y closes
 	code, out := c.wait()
 	if code != 0 || !strings.Contains(out, "no tabs left") {
 		t.Fatalf("closing the last tab: exit %d, output ends %q", code, tail(out, 200))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -35,37 +36,117 @@ func ParsePrefix(s string) (byte, error) {
 	return 0, fmt.Errorf("prefix %q: write a control key as \"C-a\" or \"^A\"", s)
 }
 
-// keys handles typed bytes according to the mode.
+// keys handles typed bytes according to the mode. Mouse reports (SGR,
+// which the renderer asks the client for) are cut out of the stream and
+// handled by mouse.go in every mode.
 func (s *session) keys(b []byte) error {
+	if len(s.pending) > 0 {
+		b = append(s.pending, b...)
+		s.pending = nil
+	}
 	for len(b) > 0 && s.exit == nil {
+		if bytes.HasPrefix(b, mousePrefix) {
+			ev, n, ok := parseMouse(b)
+			switch {
+			case n == 0 && len(b) < 32:
+				// Cut by the read: wait for the rest (bounded, so a
+				// stray "ESC [ <" does not hold keys back for long).
+				s.pending = append([]byte(nil), b...)
+				return nil
+			case n == 0:
+				n = len(mousePrefix)
+			case ok:
+				if err := s.mouse(ev); err != nil {
+					return err
+				}
+			}
+			b = b[n:]
+			continue
+		}
 		if s.prefixed {
 			s.prefixed = false
+			if b[0] == 0x1b && len(b) > 1 {
+				// An arrow after the prefix: move between or resize panes.
+				n := escLen(b)
+				s.commandSeq(string(b[:n]))
+				b = b[n:]
+				continue
+			}
 			if err := s.command(b[0]); err != nil {
 				return err
 			}
 			b = b[1:]
 			continue
 		}
-		switch s.mode {
-		case modeRename:
-			b = s.renameKeys(b)
-		case modeScroll:
-			b = s.scrollKeys(b)
-		case modeSheet:
-			b = s.sheetKeys(b)
-		default:
-			i := bytes.IndexByte(b, s.o.Prefix)
-			if i < 0 {
-				return s.input(b)
-			}
-			if err := s.input(b[:i]); err != nil {
-				return err
-			}
-			s.prefixed = true
-			b = b[i+1:]
+		// The keys up to the next mouse report go to the mode.
+		chunk := b
+		if i := bytes.Index(b[1:], mousePrefix); i >= 0 {
+			chunk = b[:i+1]
 		}
+		var rest []byte
+		var err error
+		switch s.mode {
+		case modePrompt:
+			rest = s.promptKeys(chunk)
+		case modeCopy:
+			rest = s.copyKeys(chunk)
+		case modeSheet:
+			rest = s.sheetKeys(chunk)
+		case modeHelp:
+			// Any key closes the list, an arrow's whole sequence too.
+			s.mode, s.needFull = modeNormal, true
+			rest = chunk[1:]
+			if chunk[0] == 0x1b {
+				rest = chunk[escLen(chunk):]
+			}
+		case modeChoose:
+			rest = s.chooseKeys(chunk)
+		case modeConfirm:
+			rest = s.confirmKeys(chunk)
+		default:
+			rest, err = s.normalKeys(chunk)
+		}
+		if err != nil {
+			return err
+		}
+		b = b[len(chunk)-len(rest):]
 	}
 	return nil
+}
+
+// normalKeys types b into the tab up to the prefix and returns what
+// follows it. A tab whose program ended closes on any key.
+func (s *session) normalKeys(b []byte) ([]byte, error) {
+	i := bytes.IndexByte(b, s.o.Prefix)
+	if i == 0 {
+		s.prefixed = true
+		return b[1:], nil
+	}
+	if i < 0 {
+		i = len(b)
+	}
+	if t, ok := s.focusedTab(); ok && t.Exited {
+		s.closeTab(t.ID)
+		return b[i:], nil
+	}
+	return b[i:], s.input(b[:i])
+}
+
+// focusedTab is the shown tab as last listed.
+func (s *session) focusedTab() (workspace.Terminal, bool) {
+	i := slices.IndexFunc(s.tabs, func(t workspace.Terminal) bool { return t.ID == s.tabID })
+	if i < 0 {
+		return workspace.Terminal{}, false
+	}
+	return s.tabs[i], true
+}
+
+// closeTab closes tab id. Closing waits for the tab's processes to hang
+// up; the close event then moves every client of the window to a
+// neighbour.
+func (s *session) closeTab(id string) {
+	s.bg.Go(func() { _ = s.ws.Close(id) })
+	s.setMessage("closing " + id)
 }
 
 // input types b into the shown tab.
@@ -82,6 +163,9 @@ func (s *session) input(b []byte) error {
 	}
 	return nil
 }
+
+// prefixKeysHelp is the short key list shown for an unknown prefix key.
+const prefixKeysHelp = "prefix ? lists the keys"
 
 // command runs the prefix command key k.
 func (s *session) command(k byte) error {
@@ -102,13 +186,24 @@ func (s *session) command(k byte) error {
 			s.focus(s.tabs[(max(idx, 0)+step)%len(s.tabs)].ID)
 		}
 	case k >= '1' && k <= '9':
-		if n := int(k - '1'); n < len(s.tabs) {
-			s.focus(s.tabs[n].ID)
-		} else {
-			s.setMessage(fmt.Sprintf("no tab %c", k))
-		}
+		s.focusNumber(int(k - '0'))
+	case k == '\'':
+		s.startPrompt(promptTabNumber, "")
+	case k == 'w':
+		s.mode, s.chosen, s.needFull = modeChoose, max(idx, 0), true
+	case k == '?':
+		s.mode, s.needFull = modeHelp, true
+	case k == '%' || k == '"':
+		s.splitWith("", k == '"')
+	case k == 'o':
+		s.nextPane()
+	case k == 'z':
+		s.toggleZoom()
+	case k == '!':
+		s.unsplit()
 	case k == 'c':
-		spec := workspace.CreateSpec{WindowID: s.winID, Cols: s.cols, Rows: s.rows - 1}
+		r := s.paneRect()
+		spec := workspace.CreateSpec{WindowID: s.winID, Cols: r.w, Rows: r.h}
 		if idx >= 0 {
 			spec.Directory, spec.GroupID = s.tabs[idx].Directory, s.tabs[idx].GroupID
 		}
@@ -119,34 +214,61 @@ func (s *session) command(k byte) error {
 		}
 		s.focus(t.ID)
 	case k == 'x':
-		id := s.tabID
-		// Closing waits for the tab's processes to hang up; the close
-		// event then moves every client of the window to a neighbour.
-		s.bg.Go(func() { _ = s.ws.Close(id) })
-		s.setMessage("closing " + id)
-	case k == ',':
-		s.mode, s.prompt = modeRename, nil
-		if idx >= 0 {
-			s.prompt = []rune(s.tabs[idx].Name)
+		if s.tabID != "" {
+			s.leaveCopy()
+			s.mode, s.confirmID = modeConfirm, s.tabID
 		}
+	case k == ',':
+		name := ""
+		if idx >= 0 {
+			name = s.tabs[idx].Name
+		}
+		s.startPrompt(promptRename, name)
 	case k == 'd':
 		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
 	case k == '[':
-		if s.view != nil {
-			_, total := s.view.History(0, 0)
-			s.mode, s.scrollTop = modeScroll, max(total-(s.rows-1), 0)
-			s.needFull = true
-		}
-	case k == ']' || k == 'q':
-		s.leaveScroll()
+		s.enterCopy(false)
+	case k == ']':
+		s.paste()
+	case k == 'q':
+		s.leaveCopy()
 	case k == 's':
 		if s.mode != modeSheet {
 			s.openSheet()
 		}
 	default:
-		s.setMessage(fmt.Sprintf("prefix keys: n p 1-9 c x , d [ s (prefix twice sends it); not %q", k))
+		s.setMessage(fmt.Sprintf("no prefix key %q; %s", k, prefixKeysHelp))
 	}
 	return nil
+}
+
+// commandSeq runs the prefix command of an escape sequence: an arrow
+// moves to the pane that way, Ctrl-arrow moves the pane's border.
+func (s *session) commandSeq(seq string) {
+	s.message = ""
+	s.needFrame = true
+	dirs := map[byte]direction{'A': dirUp, 'B': dirDown, 'C': dirRight, 'D': dirLeft}
+	last := seq[len(seq)-1]
+	d, ok := dirs[last]
+	switch {
+	case !ok:
+		s.setMessage(fmt.Sprintf("no prefix key %q; %s", seq, prefixKeysHelp))
+	case seq == "\x1b["+string(last) || seq == "\x1bO"+string(last):
+		s.movePane(d)
+	case seq == "\x1b[1;5"+string(last):
+		s.resizePane(d)
+	default:
+		s.setMessage(fmt.Sprintf("no prefix key %q; %s", seq, prefixKeysHelp))
+	}
+}
+
+// focusNumber focuses the tab the status line numbers n (1-based).
+func (s *session) focusNumber(n int) {
+	if n >= 1 && n <= len(s.tabs) {
+		s.focus(s.tabs[n-1].ID)
+		return
+	}
+	s.setMessage(fmt.Sprintf("no tab %d (the window has %d)", n, len(s.tabs)))
 }
 
 // focus makes id the window's focused tab; every client of the window
@@ -159,21 +281,77 @@ func (s *session) focus(id string) {
 	s.statusOld = true
 }
 
-// renameKeys edits the rename prompt and returns the bytes left over.
-func (s *session) renameKeys(b []byte) []byte {
-	for len(b) > 0 {
+// promptKind is what the status line prompt asks for.
+type promptKind int
+
+const (
+	promptRename     promptKind = iota // the shown tab's new name
+	promptTabNumber                    // a tab's number, for tabs past 9
+	promptSearchDown                   // copy mode: search towards the end
+	promptSearchUp                     // copy mode: search towards the start
+)
+
+// startPrompt opens the status line prompt with text.
+func (s *session) startPrompt(k promptKind, text string) {
+	back := modeNormal
+	if s.mode == modeCopy {
+		back = modeCopy
+	}
+	s.mode, s.promptKind, s.promptBack, s.prompt = modePrompt, k, back, []rune(text)
+}
+
+// promptText is the prompt as the status line shows it.
+func (s *session) promptText() string {
+	var label string
+	switch s.promptKind {
+	case promptRename:
+		label = "rename tab " + s.tabID + ": "
+	case promptTabNumber:
+		label = fmt.Sprintf("tab number (1-%d): ", len(s.tabs))
+	case promptSearchDown:
+		label = "search down: "
+	case promptSearchUp:
+		label = "search up: "
+	}
+	return label + sanitize(string(s.prompt))
+}
+
+// promptDone applies the prompt's text (Enter).
+func (s *session) promptDone() {
+	text := strings.TrimSpace(string(s.prompt))
+	s.mode = s.promptBack
+	switch s.promptKind {
+	case promptRename:
+		if _, err := s.ws.Update(s.tabID, workspace.Update{Name: &text}); err != nil {
+			s.setMessage("rename: " + err.Error())
+		}
+		s.statusOld = true
+	case promptTabNumber:
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			s.setMessage(fmt.Sprintf("tab number %q: type digits", text))
+			return
+		}
+		s.focusNumber(n)
+	case promptSearchDown, promptSearchUp:
+		if text != "" { // an empty search repeats the last one
+			s.copy.search = string(s.prompt)
+		}
+		s.copy.back = s.promptKind == promptSearchUp
+		s.searchNext(false)
+	}
+}
+
+// promptKeys edits the prompt and returns the bytes left over.
+func (s *session) promptKeys(b []byte) []byte {
+	for len(b) > 0 && s.mode == modePrompt {
 		c := b[0]
 		switch {
 		case c == '\r' || c == '\n':
-			name := strings.TrimSpace(string(s.prompt))
-			s.mode = modeNormal
-			if _, err := s.ws.Update(s.tabID, workspace.Update{Name: &name}); err != nil {
-				s.setMessage("rename: " + err.Error())
-			}
-			s.statusOld = true
+			s.promptDone()
 			return b[1:]
 		case c == 0x1b && len(b) == 1, c == 0x03, c == 0x07:
-			s.mode = modeNormal
+			s.mode = s.promptBack
 			return b[1:]
 		case c == 0x1b:
 			b = b[escLen(b):] // an arrow or such: ignored
@@ -185,6 +363,7 @@ func (s *session) renameKeys(b []byte) []byte {
 		case c == 0x15:
 			s.prompt = nil
 		case c == s.o.Prefix:
+			s.mode = s.promptBack
 			s.prefixed = true
 			return b[1:]
 		case c < 0x20:
@@ -199,6 +378,21 @@ func (s *session) renameKeys(b []byte) []byte {
 		b = b[1:]
 	}
 	return b
+}
+
+// confirmKeys answers "close this tab? (y/n)": y closes, any other key
+// keeps the tab.
+func (s *session) confirmKeys(b []byte) []byte {
+	s.mode = modeNormal
+	if b[0] == 'y' || b[0] == 'Y' {
+		s.closeTab(s.confirmID)
+		return b[1:]
+	}
+	s.setMessage("kept " + s.confirmID)
+	if b[0] == 0x1b {
+		return b[escLen(b):]
+	}
+	return b[1:]
 }
 
 // escLen is the length of the escape sequence at the start of b.
@@ -218,72 +412,4 @@ func escLen(b []byte) int {
 		return min(3, len(b))
 	}
 	return 2
-}
-
-// scrollKeys moves through the scrollback and returns the bytes left
-// over.
-func (s *session) scrollKeys(b []byte) []byte {
-	page := max(s.rows-2, 1)
-	for len(b) > 0 && s.mode == modeScroll {
-		n := 1
-		switch c := b[0]; {
-		case c == 'q' || (c == 0x1b && len(b) == 1) || c == 0x03:
-			s.leaveScroll()
-		case c == 0x1b:
-			n = escLen(b)
-			switch string(b[:n]) {
-			case "\x1b[5~":
-				s.scrollBy(-page)
-			case "\x1b[6~":
-				s.scrollBy(page)
-			case "\x1b[A", "\x1bOA":
-				s.scrollBy(-1)
-			case "\x1b[B", "\x1bOB":
-				s.scrollBy(1)
-			case "\x1b[H", "\x1bOH", "\x1b[1~":
-				s.scrollBy(-1 << 30)
-			case "\x1b[F", "\x1bOF", "\x1b[4~":
-				s.scrollBy(1 << 30)
-			}
-		case c == 'k':
-			s.scrollBy(-1)
-		case c == 'j':
-			s.scrollBy(1)
-		case c == 'b' || c == 0x02:
-			s.scrollBy(-page)
-		case c == ' ' || c == 'f' || c == 0x06:
-			s.scrollBy(page)
-		case c == 'u' || c == 0x15:
-			s.scrollBy(-page / 2)
-		case c == 'd' || c == 0x04:
-			s.scrollBy(page / 2)
-		case c == 'g':
-			s.scrollBy(-1 << 30)
-		case c == 'G':
-			s.scrollBy(1 << 30)
-		case c == s.o.Prefix:
-			s.prefixed = true
-			return b[1:]
-		}
-		b = b[n:]
-	}
-	return b
-}
-
-// scrollBy moves the scrollback view by d lines (negative: back in time).
-func (s *session) scrollBy(d int) {
-	if s.view == nil {
-		return
-	}
-	_, total := s.view.History(0, 0)
-	s.scrollTop = min(max(s.scrollTop+d, 0), max(total-(s.rows-1), 0))
-	s.needFrame = true
-}
-
-// leaveScroll returns from the scrollback to the live screen.
-func (s *session) leaveScroll() {
-	if s.mode == modeScroll {
-		s.mode = modeNormal
-		s.needFull = true
-	}
 }

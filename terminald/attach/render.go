@@ -14,6 +14,10 @@ type Renderer struct {
 	// TrueColor says the client takes 24-bit colour; without it RGB
 	// colours are sent as the nearest xterm 256-colour index.
 	TrueColor bool
+	// Mouse keeps the client reporting button presses, drags and the
+	// wheel, SGR-encoded, whatever the program asks (the session handles
+	// the mouse: mouse.go); a program's wish for every motion is kept.
+	Mouse bool
 
 	pen    screen.Style
 	penOK  bool // pen is known to be the client's state
@@ -256,6 +260,12 @@ func (r *Renderer) Modes(b []byte, m screen.Modes) []byte {
 		appCursor: m.AppCursor, appKeypad: m.AppKeypad, paste: m.BracketedPaste,
 		focus: m.FocusEvents, mouse: m.Mouse, enc: m.MouseEncoding, cursorStyle: m.CursorStyle,
 	}
+	if r.Mouse {
+		if want.mouse != screen.MouseAny {
+			want.mouse = screen.MouseButton
+		}
+		want.enc = screen.MouseEncodingSGR
+	}
 	return r.setModes(b, want)
 }
 
@@ -324,9 +334,10 @@ func decset(b []byte, mode int, have, want bool) []byte {
 	return append(b, 'l')
 }
 
-// RestoreClient is what a client writes when it leaves: reset the pen,
-// turn off every input mode, show the cursor, leave the alternate screen.
-const RestoreClient = "\x1b[0m\x1b[?1l\x1b>\x1b[?2004l\x1b[?1004l\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l" +
+// RestoreClient is what a client writes when it leaves: end a frame cut
+// short (synchronized output), reset the pen, turn off every input mode
+// (mouse reporting included), show the cursor, leave the alternate screen.
+const RestoreClient = "\x1b[?2026l\x1b[0m\x1b[?1l\x1b>\x1b[?2004l\x1b[?1004l\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l" +
 	"\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l\x1b[0 q\x1b[?25h\x1b[?1049l"
 
 // EnterClient is what a client writes when it attaches: the alternate

@@ -1,11 +1,14 @@
 // Package attach is the human's view of a window (`phantom attach`): a
-// session shows one window's focused tab on a client terminal, rendered by
-// terminald from the tab's screen model (full redraw on attach, resize and
-// tab switch; only changed rows after that), draws a status line of the
-// window's tabs, interprets the prefix keys (switch, new, close, rename,
-// scrollback, detach), and shows the waiting permission sheet in a box
-// over the tab, answered with keys (sheet.go). The gRPC adapter in package terminald feeds
-// a session the client's messages and sends what it renders.
+// session shows one window's focused tab on a client terminal — or
+// several of its tabs side by side and stacked, in panes (layout.go,
+// panes.go) — rendered by terminald from the tabs' screen models (full
+// redraw on attach, resize and tab switch; only changed rows after that),
+// draws a status line of the window's tabs, interprets the prefix keys
+// (switch, new, close, rename, split, copy mode, detach), takes the
+// client's mouse reports (mouse.go), and shows the waiting permission
+// sheet in a box over the tab, answered with keys (sheet.go). The gRPC
+// adapter in package terminald feeds a session the client's messages and
+// sends what it renders.
 package attach
 
 import (
@@ -42,6 +45,9 @@ type Options struct {
 	// Sheets are the permission sheets waiting for the human; nil means
 	// none ever do.
 	Sheets Sheets
+	// ClientPID is the attach client's process, for the audit log of the
+	// answers given here (see ClientPID); 0 when unknown.
+	ClientPID int
 }
 
 // Hello opens a session.
@@ -76,10 +82,13 @@ type Exit struct {
 type mode int
 
 const (
-	modeNormal mode = iota // keys go to the tab
-	modeRename             // keys edit the new name
-	modeScroll             // keys move through the scrollback
-	modeSheet              // a permission sheet's box is open; keys answer it
+	modeNormal  mode = iota // keys go to the tab
+	modePrompt              // keys edit the status line prompt (rename, search, tab number)
+	modeCopy                // keys move through the scrollback, search and select (copy.go)
+	modeSheet               // a permission sheet's box is open; keys answer it
+	modeHelp                // the key list's box is open; any key closes it
+	modeChoose              // the tab chooser's box is open
+	modeConfirm             // the status line asks y/n before closing a tab
 )
 
 // session is one attached client.
@@ -92,14 +101,13 @@ type session struct {
 	rows  int
 	winID string
 
-	tabID string
-	view  *workspace.View
-	snap  workspace.Snapshot
-	last  [][]screen.Cell // what the client shows of the tab area
-	under [][]screen.Cell // the tab's rows as last snapshotted (under a box)
-	lastS []screen.Cell   // what the client shows of the status line
-
-	shownCols, shownRows int // the tab size last rendered
+	tabID  string // the focused pane's tab
+	root   *node  // the layout of the panes (layout.go); nil before the first
+	fp     *pane  // the focused pane
+	zoomed bool   // the focused pane fills the area
+	dirty  chan struct{}
+	last   [][]screen.Cell // what the client shows of the tab area
+	lastS  []screen.Cell   // what the client shows of the status line
 
 	tabs       []workspace.Terminal
 	groups     map[string]workspace.Group
@@ -110,12 +118,21 @@ type session struct {
 	lastRender time.Time
 	tokens     float64 // frames that may be drawn now (token bucket)
 
-	mode      mode
-	prefixed  bool   // the prefix was pressed; the next key is a command
-	prompt    []rune // the rename prompt's text
-	scrollTop int    // modeScroll: history line at the top of the area
-	message   string
-	msgUntil  time.Time
+	mode       mode
+	prefixed   bool          // the prefix was pressed; the next key is a command
+	prompt     []rune        // the prompt's text
+	promptKind promptKind    // what the prompt asks for
+	promptBack mode          // the mode to return to when the prompt ends
+	copy       copyState     // modeCopy
+	clip       string        // the last text copied here, pasted by prefix ]
+	confirmID  string        // modeConfirm: the tab to close
+	chosen     int           // modeChoose: the highlighted tab
+	pending    []byte        // the start of a mouse report cut by a read
+	drag       dragState     // a mouse button held in the tab area
+	hits       []tabHit      // where the status line shows each tab
+	fill       []screen.Cell // a row of fillCell, cols wide
+	message    string
+	msgUntil   time.Time
 
 	sheet     *Sheet            // modeSheet: the sheet in the box
 	scope     Scope             // modeSheet: the scope an answer grants
@@ -139,9 +156,10 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	}
 	s := &session{
 		o: o, ws: o.Workspace, send: send,
-		r:    Renderer{TrueColor: h.ColorTerm == "truecolor" || h.ColorTerm == "24bit"},
+		r:    Renderer{TrueColor: h.ColorTerm == "truecolor" || h.ColorTerm == "24bit", Mouse: true},
 		cols: max(h.Cols, 2), rows: max(h.Rows, 2),
 		answers: make(chan answerResult, 1),
+		dirty:   make(chan struct{}, 1),
 	}
 	defer s.bg.Wait()
 	watch := s.ws.Watch()
@@ -150,8 +168,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		return Exit{}, err
 	}
 	defer func() {
-		if s.view != nil {
-			s.view.Close()
+		for _, l := range s.root.leaves(nil) {
+			l.pane.close()
 		}
 	}()
 	timer := time.NewTimer(time.Hour)
@@ -173,13 +191,9 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			return Exit{}, err
 		}
 		timer.Reset(wait)
-		var dirty <-chan struct{}
-		if s.view != nil && s.mode != modeScroll {
-			dirty = s.view.Dirty()
-		}
 		select {
 		case <-ctx.Done():
-			return Exit{Message: "terminald is shutting down"}, nil
+			return s.shuttingDown(), nil
 		case m, ok := <-in:
 			if !ok {
 				return Exit{Message: "client went away", OK: true}, nil
@@ -187,7 +201,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			if err := s.handle(m); err != nil {
 				return Exit{}, err
 			}
-		case <-dirty:
+		case <-s.dirty:
 			s.needFrame = true
 		case <-sheets:
 			s.needFrame = true // the status line's marker
@@ -197,7 +211,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		case _, ok := <-watch.Events():
 			if !ok {
 				if watch.Err() == nil {
-					return Exit{Message: "terminald is shutting down"}, nil
+					return s.shuttingDown(), nil
 				}
 				watch = s.ws.Watch() // fell behind: start over
 			}
@@ -223,6 +237,16 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		return Exit{}, err
 	}
 	return *s.exit, nil
+}
+
+// shuttingDown is the exit when terminald goes away: "Phantom stopped"
+// after phantom down, else the message on which the client waits for the
+// next terminald to take the tabs over.
+func (s *session) shuttingDown() Exit {
+	if s.ws.Stopping() {
+		return Exit{Message: "Phantom stopped", OK: true}
+	}
+	return Exit{Message: "terminald is shutting down"}
 }
 
 // start picks the window and tab the hello names and shows it.
@@ -273,7 +297,13 @@ func (s *session) refresh() error {
 		}
 	}
 	if win == nil || len(win.TabIDs) == 0 {
-		s.exit = &Exit{Message: fmt.Sprintf("window %s has no tabs left", s.winID), OK: true}
+		msg := fmt.Sprintf("window %s has no tabs left", s.winID)
+		if s.ws.Stopping() {
+			// phantom down hung the tabs up: say what happened, not
+			// its consequence.
+			msg = "Phantom stopped"
+		}
+		s.exit = &Exit{Message: msg, OK: true}
 		return nil
 	}
 	s.winName = win.Name
@@ -289,23 +319,38 @@ func (s *session) refresh() error {
 			s.groups[g.ID] = g
 		}
 	}
+	if s.dropClosedPanes() && s.fp != nil {
+		// A pane's tab closed and its neighbour took the room: show the
+		// neighbour's tab focused, not the one the window picked.
+		s.focus(s.fp.tabID)
+		return nil
+	}
 	if win.FocusedTab != s.tabID {
 		return s.show(win.FocusedTab)
 	}
 	return nil
 }
 
-// show switches the client to tab id.
+// show switches the client to tab id: the pane that shows it takes the
+// focus, else the focused pane shows it.
 func (s *session) show(id string) error {
-	if s.view != nil {
-		s.view.Close()
-		s.view = nil
+	for _, l := range s.root.leaves(nil) {
+		if l.pane.tabID == id {
+			s.setFocus(l.pane)
+			return nil
+		}
 	}
-	s.tabID = id
-	if s.mode == modeScroll || s.mode == modeRename {
+	switch s.mode {
+	case modeCopy, modePrompt, modeConfirm:
 		s.mode = modeNormal
 	}
-	v, err := s.ws.OpenView(id, s.cols, s.rows-1)
+	s.copy, s.drag = copyState{}, dragState{}
+	area := rect{0, 0, s.cols, s.rows - 1}
+	r := area
+	if s.fp != nil {
+		r = s.fp.r
+	}
+	p, err := s.openPane(id, r)
 	if errors.Is(err, errdefs.ErrNotFound) {
 		// Closed meanwhile; the close event brings the next focus.
 		s.statusOld = true
@@ -314,8 +359,18 @@ func (s *session) show(id string) error {
 	if err != nil {
 		return err
 	}
-	s.view = v
-	s.needFull = true
+	if s.fp == nil {
+		s.root = &node{pane: p}
+		p.leaf = s.root
+	} else {
+		// The pane keeps its place and shows the other tab.
+		old := s.fp
+		p.leaf = old.leaf
+		old.leaf.pane = p
+		old.close()
+	}
+	s.fp, s.tabID = p, id
+	s.relayout()
 	return nil
 }
 
@@ -323,14 +378,12 @@ func (s *session) show(id string) error {
 func (s *session) handle(m Msg) error {
 	if m.Cols > 0 && m.Rows > 0 {
 		s.cols, s.rows = max(m.Cols, 2), max(m.Rows, 2)
-		s.needFull = true
-		if s.view != nil {
-			if err := s.view.Resize(s.cols, s.rows-1); err != nil {
-				s.setMessage(err.Error())
-			}
-		}
+		s.relayout()
 	}
 	if len(m.Input) > 0 {
+		// Any key may change what a prompt or box shows; an unchanged
+		// frame costs only its diff.
+		s.needFrame = true
 		return s.keys(m.Input)
 	}
 	return nil

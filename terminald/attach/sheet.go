@@ -3,6 +3,7 @@ package attach
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -91,6 +92,32 @@ type Sheets interface {
 	Answer(ctx context.Context, id string, d Decision, scope Scope) error
 }
 
+// Alerter is implemented by Sheets that know of a problem the human must
+// see even when no sheet waits: authz refusing its grants file, so that
+// every call that needs a grant is refused. Alert returns it, or "".
+// Changed covers its changes too.
+type Alerter interface {
+	Alert() string
+}
+
+// alert is the Sheets' alert, if they have one.
+func (s *session) alert() string {
+	if a, ok := s.o.Sheets.(Alerter); ok {
+		return a.Alert()
+	}
+	return ""
+}
+
+// clientPIDKey carries Options.ClientPID to Sheets.Answer.
+type clientPIDKey struct{}
+
+// ClientPID is, in Sheets.Answer, the process of the attach client whose
+// human gave the answer (0 when unknown): authz's audit log records it.
+func ClientPID(ctx context.Context) int {
+	pid, _ := ctx.Value(clientPIDKey{}).(int)
+	return pid
+}
+
 // answerTimeout bounds one answer's round trip to authz.
 const answerTimeout = 10 * time.Second
 
@@ -106,6 +133,14 @@ type answerResult struct {
 func (s *session) openSheet() {
 	cur, _ := s.currentSheet()
 	if cur == nil {
+		if a := s.alert(); a != "" {
+			// The file's name, not its path, so that the reason fits.
+			if i := strings.Index(a, "grants.json "); i >= 0 {
+				a = a[i:]
+			}
+			s.setMessage("refused: " + sanitize(a) + " (phantom status)")
+			return
+		}
 		s.setMessage("no permission sheet waiting")
 		return
 	}
@@ -226,6 +261,7 @@ func (s *session) answer(d Decision) {
 		// still counts.
 		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
 		defer cancel()
+		ctx = context.WithValue(ctx, clientPIDKey{}, s.o.ClientPID)
 		s.answers <- answerResult{id: id, d: d, scope: scope, err: s.o.Sheets.Answer(ctx, id, d, scope)}
 	})
 }

@@ -21,6 +21,10 @@ type StatusInfo struct {
 	Focused string
 	// Sheets is how many permission sheets wait for an answer.
 	Sheets int
+	// GrantsRefused is true when authz refuses its grants file (invalid
+	// or unsafe): every call that needs a grant is refused. Shown as an
+	// alarm beside the sheets; prefix s tells why.
+	GrantsRefused bool
 	// Right replaces the right-hand side (window name) when set: a
 	// message, the scrollback position.
 	Right string
@@ -66,13 +70,39 @@ func (si *StatusInfo) color(name string, bg bool) string {
 type segment struct {
 	text  string
 	width int
+	id    string // the tab it shows
 }
 
 // StatusLine returns the status line for a client cols wide.
 func StatusLine(si StatusInfo, cols int) []screen.Cell {
+	cells, _ := statusLayout(si, cols)
+	return cells
+}
+
+// tabHit is where a tab sits on the status line, for mouse clicks: the
+// columns [from, to) show tab id (its group's label, when it leads one,
+// included).
+type tabHit struct {
+	from, to int
+	id       string
+}
+
+// tabAt returns the tab shown at column x of the status line.
+func tabAt(hits []tabHit, x int) (string, bool) {
+	for _, h := range hits {
+		if x >= h.from && x < h.to {
+			return h.id, true
+		}
+	}
+	return "", false
+}
+
+// statusLayout returns the status line and where each tab shown on it
+// sits.
+func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 	const base = "\x1b[0;7m" // the bar: inverse video of the client's colours
 	if si.Prompt != "" {
-		return drawLine(cols, base+" "+si.Prompt+" ")
+		return drawLine(cols, base+" "+si.Prompt+" "), nil
 	}
 	var segs []segment
 	focusedSeg := 0
@@ -115,7 +145,7 @@ func StatusLine(si StatusInfo, cols int) []screen.Cell {
 		}
 		sb.WriteString(stateMarks(t))
 		sb.WriteString(" ")
-		segs = append(segs, segment{text: sb.String()})
+		segs = append(segs, segment{text: sb.String(), id: t.ID})
 	}
 	for i := range segs {
 		segs[i].width = textWidth(segs[i].text)
@@ -130,13 +160,27 @@ func StatusLine(si StatusInfo, cols int) []screen.Cell {
 		sheets = fmt.Sprintf("\x1b[0;1;97;41m ! %d sheet%s (prefix s) ", si.Sheets, plural(si.Sheets))
 		short = fmt.Sprintf("\x1b[0;1;97;41m !%d ", si.Sheets)
 	}
+	if si.GrantsRefused {
+		sheets = "\x1b[0;1;97;41m ! grants.json refused (prefix s) " + sheets
+		short = "\x1b[0;1;97;41m !grants " + short
+	}
 	need := 2
 	if len(segs) > 0 {
 		need += segs[focusedSeg].width
 	}
+	// A message too long for the room left is cut, not dropped: the
+	// start of a reason says the most.
+	right = sanitize(right)
+	if room := cols - need - textWidth(sheets) - 2; room >= 12 && textWidth(right) > room {
+		r := []rune(right)
+		for len(r) > 0 && textWidth(string(r))+1 > room {
+			r = r[:len(r)-max(1, (textWidth(string(r))+1-room)/2)]
+		}
+		right = string(r) + "…"
+	}
 	var rightText string
 	var rw int
-	for _, cand := range []string{sheets + base + " " + sanitize(right) + " ", sheets, short} {
+	for _, cand := range []string{sheets + base + " " + right + " ", sheets, short} {
 		rightText, rw = cand, textWidth(cand)
 		if cols-rw >= need {
 			break
@@ -155,6 +199,7 @@ func StatusLine(si StatusInfo, cols int) []screen.Cell {
 		line.WriteString("<")
 		used++
 	}
+	var hits []tabHit
 	for _, s := range segs[start:] {
 		if used+s.width > avail {
 			line.WriteString(base + ">")
@@ -162,6 +207,7 @@ func StatusLine(si StatusInfo, cols int) []screen.Cell {
 			break
 		}
 		line.WriteString(s.text)
+		hits = append(hits, tabHit{from: used, to: used + s.width, id: s.id})
 		used += s.width
 	}
 	line.WriteString(base)
@@ -169,7 +215,7 @@ func StatusLine(si StatusInfo, cols int) []screen.Cell {
 		line.WriteString(strings.Repeat(" ", pad))
 	}
 	line.WriteString(rightText)
-	return drawLine(cols, line.String())
+	return drawLine(cols, line.String()), hits
 }
 
 func plural(n int) string {

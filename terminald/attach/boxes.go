@@ -1,0 +1,148 @@
+package attach
+
+import (
+	"fmt"
+
+	"github.com/phantom-dev/phantom/terminald/screen"
+)
+
+// The boxes drawn over the tab besides the permission sheet: the key list
+// (prefix ?) and the tab chooser (prefix w), which reaches tabs past 9.
+
+// KeyHelp is the key list prefix ? shows: each entry a key and what it
+// does. The README's "Attach keys" section says the same.
+var KeyHelp = [][2]string{
+	{"n / p", "next / previous tab"},
+	{"1-9", "tab by number"},
+	{"' NUM Enter", "tab by number (past 9)"},
+	{"w", "choose a tab from a list"},
+	{"c", "new tab in this tab's directory"},
+	{"% / \"", "split: a new tab beside / below"},
+	{"arrows, o", "the pane that way, the next pane"},
+	{"Ctrl-arrows", "move the pane's border"},
+	{"z", "zoom the pane (again: unzoom)"},
+	{"!", "take the pane out of the split"},
+	{"x", "close the tab (asks y/n)"},
+	{",", "rename the tab"},
+	{"[", "copy mode: scrollback, search, select"},
+	{"]", "paste the last copy"},
+	{"s", "the waiting permission sheet"},
+	{"d", "detach (the tabs keep running)"},
+	{"?", "this list"},
+	{"prefix", "pressed twice: sends it to the tab"},
+	{"copy mode", "arrows hjkl 0 $ g G, PgUp/PgDn, / ? n N search"},
+	{"", "v or space select, y or Enter copy, q leave"},
+	{"mouse", "click a tab; wheel scrolls; drag copies"},
+}
+
+// overlayBox is the box the mode shows over the tab.
+func (s *session) overlayBox() *sheetBox {
+	switch s.mode {
+	case modeHelp:
+		return s.helpBox()
+	case modeChoose:
+		return s.chooseBox()
+	}
+	return s.box()
+}
+
+// placeBox frames body with title and centres it in the tab area, cut to
+// fit: the last rows are kept (they say which keys answer).
+func (s *session) placeBox(body [][]screen.Cell, title string) *sheetBox {
+	area := s.rows - 1
+	inner := max(min(s.cols-4, 72), 1)
+	if len(body) > area-2 {
+		body = body[max(len(body)-(area-2), 0):]
+	}
+	b := &sheetBox{cells: boxRows(body, inner, title)}
+	b.x, b.y = max((s.cols-(inner+4))/2, 0), max((area-len(b.cells))/2, 0)
+	return b
+}
+
+// helpBox is the key list.
+func (s *session) helpBox() *sheetBox {
+	inner := max(min(s.cols-4, 72), 1)
+	var body [][]screen.Cell
+	keyW := 12
+	for _, k := range KeyHelp {
+		key := k[0]
+		if key != "" && key != "prefix" && key != "copy mode" && key != "mouse" {
+			key = "prefix " + key
+		}
+		pad := max(keyW+7-len([]rune(key)), 1)
+		body = wrap(body, []span{{key, styleBold}, {fmt.Sprintf("%*s", pad, ""), stylePlain}, {k[1], stylePlain}}, inner, 1<<20)
+	}
+	body = wrap(body, []span{{"any key closes this list", styleDim}}, inner, 1<<20)
+	return s.placeBox(body, fmt.Sprintf(" keys (prefix %s) ", prefixName(s.o.Prefix)))
+}
+
+// prefixName writes the prefix key as config.json does.
+func prefixName(p byte) string {
+	if p < 0x20 {
+		return "C-" + string(rune(p+'@'))
+	}
+	return string(rune(p))
+}
+
+// chooseBox lists the window's tabs, the highlighted one in inverse
+// video.
+func (s *session) chooseBox() *sheetBox {
+	inner := max(min(s.cols-4, 72), 1)
+	area := s.rows - 1
+	// The list scrolls to keep the highlighted tab in view; two rows for
+	// the border, one for the keys.
+	room := max(area-3, 1)
+	first := max(min(s.chosen-room/2, len(s.tabs)-room), 0)
+	var body [][]screen.Cell
+	for i := first; i < len(s.tabs) && i < first+room; i++ {
+		t := s.tabs[i]
+		st := stylePlain
+		if i == s.chosen {
+			st = styleChosen
+		}
+		line := s.tabLabel(t.ID) + stateMarks(t)
+		body = wrap(body, []span{{Visible(line), st}}, inner, len(body)+1)
+	}
+	body = wrap(body, []span{{"↑↓", styleBold}, {" move  ", stylePlain}, {"Enter", styleBold}, {" show  ", stylePlain}, {"% \"", styleBold}, {" split  ", stylePlain}, {"Esc", styleBold}, {" cancel", stylePlain}}, inner, len(body)+1)
+	return s.placeBox(body, " tabs ")
+}
+
+// chooseKeys moves through the tab chooser and returns the bytes left
+// over when a key closes it.
+func (s *session) chooseKeys(b []byte) []byte {
+	for len(b) > 0 && s.mode == modeChoose {
+		n := 1
+		switch c := b[0]; {
+		case c == 'q' || c == 0x03 || (c == 0x1b && len(b) == 1):
+			s.mode, s.needFull = modeNormal, true
+		case c == 0x1b:
+			n = escLen(b)
+			switch string(b[:n]) {
+			case "\x1b[A", "\x1bOA":
+				s.chosen = max(s.chosen-1, 0)
+			case "\x1b[B", "\x1bOB":
+				s.chosen = min(s.chosen+1, len(s.tabs)-1)
+			}
+		case c == 'k':
+			s.chosen = max(s.chosen-1, 0)
+		case c == 'j':
+			s.chosen = min(s.chosen+1, len(s.tabs)-1)
+		case c == '\r' || c == '\n':
+			s.mode, s.needFull = modeNormal, true
+			if s.chosen >= 0 && s.chosen < len(s.tabs) {
+				s.focus(s.tabs[s.chosen].ID)
+			}
+		case c == '%' || c == '"':
+			// Show the highlighted tab in a split beside (below) this one.
+			s.mode, s.needFull = modeNormal, true
+			if s.chosen >= 0 && s.chosen < len(s.tabs) {
+				s.splitWith(s.tabs[s.chosen].ID, c == '"')
+			}
+		case c == s.o.Prefix:
+			s.mode, s.needFull = modeNormal, true
+			s.prefixed = true
+		}
+		b = b[n:]
+	}
+	return b
+}

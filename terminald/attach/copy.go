@@ -1,0 +1,497 @@
+package attach
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/phantom-dev/phantom/terminald/screen"
+)
+
+// Copy mode (prefix [, or the mouse wheel or a drag in the tab area):
+// the tab's history — scrollback, then the screen — under a cursor that
+// moves with vi keys, searched with / and ?, n and N, with a selection
+// started by v or space and copied by y or Enter. A copy is kept in the
+// session (prefix ] types it into the tab) and sent to the client's
+// terminal as OSC 52, which sets its clipboard; the client drops that
+// sequence when PHANTOM_CLIPBOARD=off says its terminal should not get it.
+// Lines are addressed as in View.History: 0 is the oldest scrollback line.
+
+// maxClip bounds the text an OSC 52 carries: terminals cap what they
+// accept (xterm, kitty and tmux at around 100 kB of base64 or more), and a
+// frame must stay a frame.
+const maxClip = 256 << 10
+
+// copyState is copy mode's position and selection.
+type copyState struct {
+	top    int  // history line at the top of the area
+	cx, cy int  // the cursor: column and history line
+	sel    bool // a selection runs from the anchor to the cursor
+	ax, ay int  // the selection's anchor
+	// byMouse is set when the wheel or a drag entered copy mode: it
+	// leaves again after the copy or when the wheel reaches the bottom.
+	byMouse bool
+	search  string // the last search
+	back    bool   // the last search went towards the start
+}
+
+// dragState is a mouse button held down in the tab area.
+type dragState struct {
+	on   bool
+	x    int // column of the press
+	line int // history line of the press
+}
+
+// tabRows is the height of the tab's screen as last snapshotted, at most
+// the area's.
+func (s *session) tabRows() int {
+	area := s.paneRect().h
+	if s.curSnap().Rows > 0 {
+		return min(s.curSnap().Rows, area)
+	}
+	return area
+}
+
+// historyTotal is how many history lines the shown tab has.
+func (s *session) historyTotal() int {
+	if s.curView() == nil {
+		return 0
+	}
+	_, total := s.curView().History(0, 0)
+	return total
+}
+
+// liveTop is the history line shown on the area's first row when the
+// live screen is shown: copy mode starts there, so nothing moves.
+func (s *session) liveTop() int { return max(s.historyTotal()-s.tabRows(), 0) }
+
+// enterCopy starts copy mode at the live screen with the cursor where
+// the program's is.
+func (s *session) enterCopy(byMouse bool) {
+	if s.curView() == nil || s.mode == modeCopy || s.mode != modeNormal {
+		return
+	}
+	top := s.liveTop()
+	s.copy = copyState{top: top, cx: s.curSnap().Cursor.X, cy: top + s.curSnap().Cursor.Y, byMouse: byMouse,
+		search: s.copy.search, back: s.copy.back}
+	s.copy.cy = min(s.copy.cy, max(s.historyTotal()-1, 0))
+	s.mode, s.needFull = modeCopy, true
+}
+
+// leaveCopy returns from copy mode to the live screen.
+func (s *session) leaveCopy() {
+	if s.mode == modeCopy {
+		s.mode = modeNormal
+		s.needFull = true
+	}
+	s.copy.sel, s.drag = false, dragState{}
+}
+
+// copyKeys moves, searches, selects and copies in copy mode, and returns
+// the bytes left over when a key leaves it.
+func (s *session) copyKeys(b []byte) []byte {
+	page := max(s.paneRect().h-1, 1)
+	for len(b) > 0 && s.mode == modeCopy {
+		n := 1
+		c := &s.copy
+		switch k := b[0]; {
+		case k == 'q' || k == 0x03:
+			s.leaveCopy()
+		case k == 0x1b && len(b) == 1:
+			// Esc drops the selection first, then leaves.
+			if c.sel {
+				c.sel = false
+			} else {
+				s.leaveCopy()
+			}
+		case k == 0x1b:
+			n = escLen(b)
+			switch string(b[:n]) {
+			case "\x1b[5~":
+				s.scrollBy(-page)
+			case "\x1b[6~":
+				s.scrollBy(page)
+			case "\x1b[A", "\x1bOA":
+				s.moveCursor(0, -1)
+			case "\x1b[B", "\x1bOB":
+				s.moveCursor(0, 1)
+			case "\x1b[D", "\x1bOD":
+				s.moveCursor(-1, 0)
+			case "\x1b[C", "\x1bOC":
+				s.moveCursor(1, 0)
+			case "\x1b[H", "\x1bOH", "\x1b[1~":
+				s.moveTo(0, c.cy)
+			case "\x1b[F", "\x1bOF", "\x1b[4~":
+				s.moveTo(s.lineEnd(c.cy), c.cy)
+			}
+		case k == 'k':
+			s.moveCursor(0, -1)
+		case k == 'j':
+			s.moveCursor(0, 1)
+		case k == 'h':
+			s.moveCursor(-1, 0)
+		case k == 'l':
+			s.moveCursor(1, 0)
+		case k == '0':
+			s.moveTo(0, c.cy)
+		case k == '$':
+			s.moveTo(s.lineEnd(c.cy), c.cy)
+		case k == 0x02:
+			s.scrollBy(-page)
+		case k == 0x06:
+			s.scrollBy(page)
+		case k == 0x15:
+			s.scrollBy(-page / 2)
+		case k == 0x04:
+			s.scrollBy(page / 2)
+		case k == 'g':
+			s.moveTo(0, 0)
+		case k == 'G':
+			s.moveTo(0, s.historyTotal()-1)
+		case k == 'v' || k == ' ':
+			c.sel, c.ax, c.ay = true, c.cx, c.cy
+		case k == 'y' || k == '\r' || k == '\n':
+			if !c.sel {
+				s.setMessage("nothing selected: v or space starts a selection")
+				break
+			}
+			s.copySelection()
+			s.leaveCopy()
+		case k == '/':
+			s.startPrompt(promptSearchDown, "")
+		case k == '?':
+			s.startPrompt(promptSearchUp, "")
+		case k == 'n':
+			s.searchNext(false)
+		case k == 'N':
+			s.searchNext(true)
+		case k == s.o.Prefix:
+			s.prefixed = true
+			return b[1:]
+		}
+		b = b[n:]
+		s.needFrame = true
+	}
+	return b
+}
+
+// maxTop is the last history line copy mode may show at the top: the
+// live screen's.
+func (s *session) maxTop() int { return s.liveTop() }
+
+// scrollBy moves the view by d lines (negative: back in time) and the
+// cursor with it.
+func (s *session) scrollBy(d int) {
+	c := &s.copy
+	top := min(max(c.top+d, 0), s.maxTop())
+	c.cy = min(max(c.cy+top-c.top, 0), max(s.historyTotal()-1, 0))
+	c.top = top
+	s.needFrame = true
+}
+
+// moveCursor moves the copy cursor by dx, dy.
+func (s *session) moveCursor(dx, dy int) { s.moveTo(s.copy.cx+dx, s.copy.cy+dy) }
+
+// moveTo puts the copy cursor at column x of history line y, scrolling
+// it into view.
+func (s *session) moveTo(x, y int) {
+	c := &s.copy
+	c.cy = min(max(y, 0), max(s.historyTotal()-1, 0))
+	c.cx = min(max(x, 0), max(s.tabCols()-1, 0))
+	area := s.paneRect().h
+	switch {
+	case c.cy < c.top:
+		c.top = c.cy
+	case c.cy >= c.top+area:
+		c.top = c.cy - area + 1
+	}
+	c.top = min(c.top, s.maxTop())
+	s.needFrame = true
+}
+
+// tabCols is the width of the tab as last snapshotted.
+func (s *session) tabCols() int {
+	w := s.paneRect().w
+	if s.curSnap().Cols > 0 {
+		return min(s.curSnap().Cols, w)
+	}
+	return w
+}
+
+// lineEnd is the column of the last character of history line y.
+func (s *session) lineEnd(y int) int {
+	lines, _ := s.curView().History(y, 1)
+	runes, cols := lineRunes(lines[0])
+	for i := len(runes) - 1; i >= 0; i-- {
+		if runes[i] != ' ' {
+			return cols[i]
+		}
+	}
+	return 0
+}
+
+// lineRunes is the text of a row of cells, one rune per cell that starts
+// a character, and the column of each.
+func lineRunes(cells []screen.Cell) ([]rune, []int) {
+	runes := make([]rune, 0, len(cells))
+	cols := make([]int, 0, len(cells))
+	for x, c := range cells {
+		if c.Width == 0 {
+			continue
+		}
+		r := c.Rune
+		if r < 0x20 || r == 0x7f {
+			r = ' '
+		}
+		runes, cols = append(runes, r), append(cols, x)
+	}
+	return runes, cols
+}
+
+// ordered returns the selection's ends in reading order.
+func (c *copyState) ordered() (sx, sy, ex, ey int) {
+	sx, sy, ex, ey = c.ax, c.ay, c.cx, c.cy
+	if ey < sy || (ey == sy && ex < sx) {
+		sx, sy, ex, ey = ex, ey, sx, sy
+	}
+	return sx, sy, ex, ey
+}
+
+// selected reports whether column x of history line y is in the
+// selection (a stream from one end to the other, both included).
+func (c *copyState) selected(x, y int) bool {
+	if !c.sel {
+		return false
+	}
+	sx, sy, ex, ey := c.ordered()
+	switch {
+	case y < sy || y > ey:
+		return false
+	case sy == ey:
+		return x >= sx && x <= ex
+	case y == sy:
+		return x >= sx
+	case y == ey:
+		return x <= ex
+	}
+	return true
+}
+
+// copyRow is history line y as copy mode shows it: the selection in
+// inverse video.
+func (s *session) copyRow(cells []screen.Cell, y int) []screen.Cell {
+	c := &s.copy
+	if !c.sel {
+		return cells
+	}
+	_, sy, _, ey := c.ordered()
+	if y < sy || y > ey {
+		return cells
+	}
+	row := make([]screen.Cell, max(len(cells), s.tabCols()))
+	copy(row, cells)
+	for x := range row {
+		if row[x].Width == 0 && row[x].Rune == 0 && x >= len(cells) {
+			row[x] = screen.Cell{Rune: ' ', Width: 1}
+		}
+		if c.selected(x, y) {
+			row[x].Style.Attrs ^= screen.AttrInverse
+		}
+	}
+	return row
+}
+
+// selectionText is the selected text: each line's trailing blanks
+// dropped, lines joined with newlines.
+func (s *session) selectionText() string {
+	sx, sy, ex, ey := s.copy.ordered()
+	lines, _ := s.curView().History(sy, ey-sy+1)
+	return selectText(lines, sx, ex)
+}
+
+// selectText is the text of lines (the selection's rows) from column sx
+// of the first to column ex of the last, both included.
+func selectText(lines [][]screen.Cell, sx, ex int) string {
+	var b strings.Builder
+	for i, l := range lines {
+		from, to := 0, len(l)-1
+		if i == 0 {
+			from = sx
+		}
+		if i == len(lines)-1 {
+			to = ex
+		}
+		var lb strings.Builder
+		for x := from; x <= to && x < len(l); x++ {
+			if x < 0 || l[x].Width == 0 {
+				continue
+			}
+			if r := l[x].Rune; r < 0x20 || r == 0x7f {
+				lb.WriteByte(' ')
+				continue
+			}
+			lb.WriteString(l[x].String())
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.TrimRight(lb.String(), " "))
+		if b.Len() > maxClip {
+			break
+		}
+	}
+	return b.String()
+}
+
+// copySelection keeps the selected text and sends it to the client's
+// clipboard.
+func (s *session) copySelection() {
+	text := s.selectionText()
+	if text == "" {
+		s.setMessage("the selection is empty")
+		return
+	}
+	cut := ""
+	if len(text) > maxClip {
+		text, cut = text[:maxClip], fmt.Sprintf(" (cut to %d kB)", maxClip>>10)
+	}
+	s.clip = text
+	if err := s.send(OSC52(text)); err != nil {
+		s.setMessage("copy: send to the client: " + err.Error())
+		return
+	}
+	s.setMessage(fmt.Sprintf("copied %d characters%s; prefix ] pastes", len([]rune(text)), cut))
+}
+
+// OSC52 is the escape sequence that sets the terminal's clipboard to text.
+func OSC52(text string) []byte {
+	b := []byte("\x1b]52;c;")
+	b = base64.StdEncoding.AppendEncode(b, []byte(text))
+	return append(b, '\a')
+}
+
+// paste types the last copy into the tab, bracketed when its program
+// asked for bracketed paste.
+func (s *session) paste() {
+	if s.clip == "" {
+		s.setMessage("nothing copied yet: prefix [ then v, move, y")
+		return
+	}
+	s.leaveCopy()
+	text := strings.ReplaceAll(s.clip, "\n", "\r")
+	if s.curSnap().Modes.BracketedPaste {
+		// The program must not see an end mark inside the paste.
+		text = "\x1b[200~" + strings.ReplaceAll(text, "\x1b[201~", "") + "\x1b[201~"
+	}
+	_ = s.input([]byte(text))
+}
+
+// searchNext moves the cursor to the next match of the last search, in
+// its direction or (reverse) the other, wrapping around the history.
+func (s *session) searchNext(reverse bool) {
+	c := &s.copy
+	if c.search == "" {
+		s.setMessage("no search yet: / or ? starts one")
+		return
+	}
+	back := c.back != reverse
+	total := s.historyTotal()
+	x, y, ok := searchHistory(func(top, n int) [][]screen.Cell {
+		lines, _ := s.curView().History(top, n)
+		return lines
+	}, total, c.search, c.cx, c.cy, back)
+	if !ok {
+		s.setMessage("not found: " + sanitize(c.search))
+		return
+	}
+	s.moveTo(x, y)
+	area := s.paneRect().h
+	if y < c.top || y >= c.top+area {
+		c.top = min(max(y-area/2, 0), s.maxTop())
+	}
+}
+
+// searchChunk is how many history lines a search reads at once.
+const searchChunk = 512
+
+// searchHistory finds query in total history lines read by lines,
+// starting after (before, when back) column x of line y and wrapping
+// around. A query without capitals matches any case.
+func searchHistory(lines func(top, n int) [][]screen.Cell, total int, query string, x, y int, back bool) (int, int, bool) {
+	if total == 0 {
+		return 0, 0, false
+	}
+	q := []rune(query)
+	fold := strings.ToLower(query) == query
+	if fold {
+		for i := range q {
+			q[i] = unicode.ToLower(q[i])
+		}
+	}
+	// find returns the column of the first (last, when back) match in l
+	// whose column is in [from, to].
+	find := func(l []screen.Cell, from, to int) (int, bool) {
+		runes, cols := lineRunes(l)
+		if fold {
+			for i := range runes {
+				runes[i] = unicode.ToLower(runes[i])
+			}
+		}
+		best, found := 0, false
+		for i := 0; i+len(q) <= len(runes); i++ {
+			if cols[i] < from || cols[i] > to || !runesAt(runes, i, q) {
+				continue
+			}
+			best, found = cols[i], true
+			if !back {
+				break
+			}
+		}
+		return best, found
+	}
+	step := 1
+	if back {
+		step = -1
+	}
+	var chunk [][]screen.Cell
+	chunkTop := -1
+	line := func(i int) []screen.Cell {
+		if chunkTop < 0 || i < chunkTop || i >= chunkTop+len(chunk) {
+			chunkTop = i
+			if back {
+				chunkTop = max(i-searchChunk+1, 0)
+			}
+			chunk = lines(chunkTop, searchChunk)
+		}
+		return chunk[i-chunkTop]
+	}
+	for n := 0; n <= total; n++ {
+		i := ((y+step*n)%total + total) % total
+		from, to := 0, 1<<30
+		switch {
+		case n == 0 && !back:
+			from = x + 1
+		case n == 0 && back:
+			to = x - 1
+		case n == total && !back:
+			to = x // back where it started: the cursor's own match counts
+		case n == total && back:
+			from = x
+		}
+		if col, ok := find(line(i), from, to); ok {
+			return col, i, true
+		}
+	}
+	return 0, 0, false
+}
+
+// runesAt reports whether q occurs in r at i.
+func runesAt(r []rune, i int, q []rune) bool {
+	for j, c := range q {
+		if r[i+j] != c {
+			return false
+		}
+	}
+	return true
+}
