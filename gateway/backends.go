@@ -35,6 +35,8 @@ type backend struct {
 	// serving is true while the daemon reports SERVING.
 	serving atomic.Bool
 	logger  *slog.Logger
+	// onHealth is the backends' onHealth.
+	onHealth func(name string, serving bool)
 }
 
 // backends holds one connection per daemon, opened on first use and
@@ -42,6 +44,8 @@ type backend struct {
 type backends struct {
 	addr   func(name string) string
 	logger *slog.Logger
+	// onHealth, if set, hears every change of a backend's serving.
+	onHealth func(name string, serving bool)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -72,7 +76,7 @@ func (bs *backends) get(name string) (*backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", name, err)
 	}
-	b := &backend{name: name, addr: addr, cc: cc, logger: bs.logger.With("backend", name)}
+	b := &backend{name: name, addr: addr, cc: cc, logger: bs.logger.With("backend", name), onHealth: bs.onHealth}
 	bs.by[name] = b
 	bs.wg.Add(1)
 	go func() {
@@ -130,6 +134,9 @@ func (b *backend) setServing(up bool) {
 			b.logger.Info("daemon is serving", "addr", b.addr)
 		} else {
 			b.logger.Warn("daemon is down", "addr", b.addr)
+		}
+		if b.onHealth != nil {
+			b.onHealth(b.name, up)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
@@ -37,8 +39,15 @@ func (c *conn) fillCaller(ctx context.Context, msg protoreflect.ProtoMessage) er
 	if err != nil {
 		return fmt.Errorf("find the caller's directory: %w", err)
 	}
+	// Only the caller's tab, computed now: the call costs the same however
+	// many tabs there are, and the directory is the current one.
 	list := &terminalv1.ListTerminalsResponse{}
-	if err := b.cc.Invoke(ctx, terminalv1.TerminalService_ListTerminals_FullMethodName, &terminalv1.ListTerminalsRequest{}, list); err != nil {
+	err = b.cc.Invoke(ctx, terminalv1.TerminalService_ListTerminals_FullMethodName,
+		&terminalv1.ListTerminalsRequest{TerminalId: c.peer.tabID()}, list)
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return fmt.Errorf("the caller's tab %s is gone", c.peer.tabID())
+	case err != nil:
 		return fmt.Errorf("find the caller's directory: terminald: %w", err)
 	}
 	for _, t := range list.GetTerminals() {

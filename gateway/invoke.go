@@ -71,15 +71,31 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage, 
 		return toolError("%s: %v", t.name, err)
 	}
 	b.ready(ctx)
-	out := t.output.New().Interface()
 	// The daemon learns the call is an agent's: what an agent changes (a
 	// tab's group, its name) is marked as the agent's, never the human's.
-	if err := b.cc.Invoke(guard.ForAgent(ctx, c.peer.tabID()), t.method, msg, out); err != nil {
-		return callError(t, b, err)
+	ctx = guard.ForAgent(ctx, c.peer.tabID())
+	var j, text []byte
+	if t.wire != nil {
+		// An answer with lists is encoded from its wire form, each list
+		// element's JSON cached (cost_wire.go).
+		raw := &rawReply{}
+		if err := b.cc.Invoke(ctx, t.method, msg, raw, rawAnswer); err != nil {
+			return callError(t, b, err)
+		}
+		if j, text, err = t.wire.encode(raw.b); err != nil {
+			return toolError("%s: decode %s's answer: %v", t.name, t.daemon, err)
+		}
+	} else {
+		out := t.output.New().Interface()
+		if err := b.cc.Invoke(ctx, t.method, msg, out); err != nil {
+			return callError(t, b, err)
+		}
+		if j, err = resultJSON(out); err != nil {
+			return toolError("%s: encode %s's answer: %v", t.name, t.daemon, err)
+		}
 	}
-	j, err := resultsEncoder.Marshal(out)
-	if err != nil {
-		return toolError("%s: encode %s's answer: %v", t.name, t.daemon, err)
+	if c.lc != nil {
+		return c.lc.results.result(j, text) // spliced in as it is written (cost_splice.go)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(j)}}, StructuredContent: json.RawMessage(j)}
 }

@@ -50,6 +50,7 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	state  *agentState // nil outside any tab
+	lc     *lineConn   // the connection as the SDK sees it
 }
 
 // connKey carries the *conn in the contexts of its tool handlers.
@@ -82,6 +83,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, br *bufio.Reader, p
 		close(stateDone)
 	}
 	lc := newLineConn(nc, br, c.ctx.Done())
+	c.lc = lc
 	if ss, err := s.mcp.Connect(context.WithValue(c.ctx, connKey{}, c), lc, nil); err == nil {
 		ss.Wait()
 	}

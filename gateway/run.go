@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
 )
@@ -55,6 +57,14 @@ func tune() (undo func()) {
 	}
 }
 
+// BackendHealthService is the name under which the gateway's health
+// service reports whether the gateway sees the named daemon serving: SERVING
+// once its health watch over the gateway's connection says so, NOT_SERVING
+// after it saw the daemon go, NOT_FOUND before it heard anything.
+// `phantom up` waits for it, so that a tool call right after up returns
+// never finds a daemon "not running".
+func BackendHealthService(daemon string) string { return "phantom.gateway.backend." + daemon }
+
 // Run serves the MCP socket of layout, and the gateway's own gRPC health
 // service on addr, until ctx is done.
 func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
@@ -63,16 +73,23 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	s, err := NewServer(Options{
-		TabStateDir: layout.TabStateDir(),
-		Addr:        layout.DaemonAddr,
-		Logger:      logger.With("daemon", "gateway"),
-	})
+	srv, err := daemon.New("gateway", logger)
 	if err != nil {
 		mcpLis.Close()
 		return err
 	}
-	srv, err := daemon.New("gateway", logger)
+	s, err := NewServer(Options{
+		TabStateDir: layout.TabStateDir(),
+		Addr:        layout.DaemonAddr,
+		Logger:      logger.With("daemon", "gateway"),
+		BackendHealth: func(name string, serving bool) {
+			st := healthpb.HealthCheckResponse_NOT_SERVING
+			if serving {
+				st = healthpb.HealthCheckResponse_SERVING
+			}
+			srv.Health.SetServingStatus(BackendHealthService(name), st)
+		},
+	})
 	if err != nil {
 		mcpLis.Close()
 		return err

@@ -35,6 +35,11 @@ type Options struct {
 	// Limits bound connections and buffered input; zero fields take
 	// their defaults (see Limits).
 	Limits Limits
+	// BackendHealth, when set, is told each time a daemon the gateway
+	// calls starts or stops serving as the gateway sees it (its health
+	// watch over the gateway's own connection), so that `phantom up` can
+	// wait until the gateway, not just the daemon, sees it serve.
+	BackendHealth func(daemon string, serving bool)
 	// creds reads peer credentials; nil means the kernel's (tests inject).
 	creds credsReader
 	// locate places a peer in the process tree; nil means the instance's
@@ -91,6 +96,7 @@ func NewServer(opts Options) (*Server, error) {
 		creds = readPeerCreds
 	}
 	bs := newBackends(opts.Addr, logger)
+	bs.onHealth = opts.BackendHealth
 	return &Server{
 		opts:          opts,
 		logger:        logger,

@@ -30,6 +30,9 @@ type tool struct {
 	hidden map[protoreflect.Name]bool
 	// listing is the tool as tools/list shows it.
 	listing *mcp.Tool
+	// wire, for an answer with top-level lists, writes its JSON from the
+	// wire form (cost_wire.go); nil otherwise.
+	wire *wirePlan
 }
 
 // toolTable is every tool, by name.
@@ -96,6 +99,7 @@ func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
 		output: rt.Response,
 		opt:    rt.Option,
 		hidden: rt.Hidden,
+		wire:   newWirePlan(rt.Response),
 		listing: &mcp.Tool{
 			Name:         rt.Name,
 			Description:  desc,

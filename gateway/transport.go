@@ -50,6 +50,10 @@ type lineConn struct {
 	inflight map[jsonrpc.ID]bool // requests read and not answered: cancelled?
 	tooLong  bool                // the read ended on a line over MaxLine
 
+	// results are the tool results spliced into responses as they are
+	// written (cost_splice.go).
+	results resultSplicer
+
 	closeOnce sync.Once
 }
 
@@ -228,12 +232,18 @@ func (l *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 			<-l.slots
 		}
 		if cancelled {
+			l.results.forget(resp.Result)
 			return nil
 		}
 	}
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode a message: %w", err)
+	}
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		var done func()
+		b, done = l.results.splice(b)
+		defer done()
 	}
 	return l.writeLine(append(b, '\n'))
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/phantom-dev/phantom/internal/peercred"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
 )
@@ -52,7 +53,8 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 			}
 		}
 	}()
-	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets},
+	creds, _ := peercred.FromContext(stream.Context()) // who answers sheets here, for authz's audit log
+	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),

@@ -11,11 +11,13 @@ import (
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/procfs"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/holder"
 )
 
 // LocateProcess says whether a process runs inside this Phantom and in
-// which tab, from the process tree: terminald is its ancestor, and the tab
-// is the one whose program is the ancestor just below terminald. A process
+// which tab, from the process tree: the holder (or, without one,
+// terminald) is its ancestor, and the tab is the one whose program is the
+// ancestor just below it. A process
 // that double-forked out of its tab's tree is inside but in no tab.
 func (s *Service) LocateProcess(_ context.Context, r *terminalv1.LocateProcessRequest) (*terminalv1.LocateProcessResponse, error) {
 	place, err := s.locate(int(r.GetPid()))
@@ -46,10 +48,13 @@ func (s *Service) TabOf(p lineage.Place) string {
 	return id
 }
 
-// selfLocator places processes with the calling process as terminald.
-// Where its own /proc entry cannot be read, every placement fails, and
-// every decision that needs one fails closed.
-func selfLocator() func(pid int) (lineage.Place, error) {
+// selfLocator places processes with the calling process as terminald and,
+// when hc is not nil, with hc's holder as the anchor of the tabs: the
+// holder is the parent and subreaper of every tab's program, so a tab's
+// leader is the process just below it. Where a /proc entry cannot be
+// read, every placement fails, and every decision that needs one fails
+// closed.
+func selfLocator(hc *holder.Client) func(pid int) (lineage.Place, error) {
 	pid := os.Getpid()
 	st, err := procfs.Default.Stat(pid)
 	if err != nil {
@@ -57,7 +62,12 @@ func selfLocator() func(pid int) (lineage.Place, error) {
 			return lineage.Place{}, fmt.Errorf("terminald cannot read its own process (%v), so it cannot tell who is inside it", err)
 		}
 	}
-	return lineage.Tree{FS: procfs.Default, IsTerminald: lineage.Self(pid, st.StartTime)}.Locate
+	anchor := lineage.Self(pid, st.StartTime)
+	if hc != nil {
+		hpid, hstart := hc.Process()
+		anchor = lineage.Either(lineage.Self(hpid, hstart), anchor)
+	}
+	return lineage.Tree{FS: procfs.Default, IsTerminald: anchor}.Locate
 }
 
 // forAgent reports whether the call in ctx is an agent's: from a process

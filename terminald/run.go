@@ -2,7 +2,12 @@ package terminald
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/phantom-dev/phantom/internal/config"
@@ -11,45 +16,131 @@ import (
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/holder"
 	"github.com/phantom-dev/phantom/terminald/reaper"
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
-// Run serves terminald on addr until ctx is done, then hangs up every tab.
+// HandoverSignal asks terminald to leave its tabs to the holder and exit
+// (phantom upgrade): nothing is hung up, and the next terminald takes the
+// tabs back. SIGUSR2's default action is to terminate, so even a terminald
+// that predates hand-over ends on it, and with a holder its tabs survive
+// that too.
+const HandoverSignal = syscall.SIGUSR2
+
+// Run serves terminald on addr until ctx is done, then hangs up every tab
+// — or, on HandoverSignal, leaves them to the holder for the next
+// terminald.
+//
+// The tabs' programs are started by the instance's holder
+// (terminald/holder), started here when none runs, so that they outlive
+// this process. Where no holder can be had, terminald starts the programs
+// itself, as a child subreaper, and its tabs end with it.
 func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
 	cfg, err := config.Load(layout.Config)
 	if err != nil {
 		return err
 	}
-	// A child subreaper: whatever a tab's processes fork stays terminald's
-	// descendant, which is how Phantom tells who is inside it.
-	rp, err := reaper.New()
+	// The address first: a second terminald of the instance stops here,
+	// before it could take the tabs from the holder (and, exiting, hang
+	// them up).
+	lis, err := daemon.Listen(addr)
 	if err != nil {
 		return err
 	}
-	defer rp.Close()
-	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: layout, Logger: logger, Spawner: rp, SandboxLauncher: sandbox.SelfLauncher()})
+	defer lis.Close()
+	// The holder is connected (or started) before terminald could become
+	// a subreaper: a holder started by a subreaper terminald would be
+	// re-parented to it, and would die with it as its descendant.
+	exe, _ := os.Executable()
+	hc, herr := holder.Connect(holder.ConnectOptions{
+		Socket: holder.Socket(layout.Runtime), Lock: holder.LockFile(layout.Runtime), TerminaldAddr: addr,
+		Exe: exe, Log: holder.LogFile(layout.Logs), Logger: logger,
+	})
+	opts := workspace.Options{Config: cfg, Layout: layout, Logger: logger, SandboxLauncher: sandbox.SelfLauncher()}
+	stopped := ctx // done when terminald is told to stop (phantom down)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lost := make(chan error, 1)
+	if herr != nil && !errors.Is(herr, holder.ErrNoHolder) {
+		return fmt.Errorf("the holder of this instance's tabs: %w", herr)
+	}
+	if herr != nil {
+		logger.Warn("running without a holder: tabs will not survive a terminald crash or upgrade", "err", herr)
+		// A child subreaper: whatever a tab's processes fork stays
+		// terminald's descendant, which is how Phantom tells who is
+		// inside it.
+		rp, err := reaper.New()
+		if err != nil {
+			return err
+		}
+		defer rp.Close()
+		defer rp.KillOrphans(2 * time.Second) // after the tabs were hung up
+		opts.Spawner = rp
+	} else {
+		pid, _ := hc.Process()
+		logger.Info("tabs are held by the holder", "pid", pid)
+		defer hc.Close()
+		opts.Holder = hc
+		opts.OnHolderLost = func(err error) {
+			lost <- err
+			cancel()
+		}
+	}
+	ws, err := workspace.New(opts)
 	if err != nil {
 		return err
 	}
-	defer rp.KillOrphans(2 * time.Second) // after the tabs were hung up
-	defer ws.Shutdown()
+	// Tabs are hung up only when terminald is told to stop, or when they
+	// cannot outlive it. Any other way out (an error) leaves them to the
+	// holder for the next terminald.
+	defer func() {
+		if hc == nil || stopped.Err() != nil {
+			ws.Shutdown()
+		} else {
+			_ = ws.Detach()
+		}
+	}()
 	srv, stop, err := NewServer(ws, layout, logger)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	lis, err := daemon.Listen(addr)
-	if err != nil {
-		return err
-	}
+	handover := make(chan os.Signal, 1)
+	signal.Notify(handover, HandoverSignal)
+	defer signal.Stop(handover)
 	// Hang up the tabs before the server drains, so that open watch
-	// streams end and the graceful stop does not wait for them.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { <-ctx.Done(); ws.Shutdown() }()
-	return srv.Serve(ctx, lis)
+	// streams end and the graceful stop does not wait for them. On a
+	// hand-over, detach instead: the streams end the same way.
+	go func() {
+		select {
+		case <-handover:
+			logger.Info("handing the tabs over to the next terminald")
+			if err := ws.Detach(); err != nil {
+				logger.Error("hand-over", "err", err)
+			}
+			cancel()
+		case <-stopped.Done():
+			ws.Shutdown()
+		case <-ctx.Done():
+		}
+	}()
+	err = srv.Serve(ctx, lis)
+	select {
+	case lerr := <-lost:
+		return errors.Join(err, fmt.Errorf("lost the holder, and with it every tab: %w", lerr))
+	default:
+	}
+	if hc != nil && stopped.Err() != nil && !ws.Detached() {
+		// phantom down: the tabs were hung up; the holder kills what is
+		// left of them and exits.
+		ws.Shutdown()
+		if serr := hc.Shutdown(); serr != nil {
+			logger.Warn("holder shutdown", "err", serr)
+		}
+	}
+	return err
 }
 
 // NewServer builds terminald's gRPC server over ws: the shared daemon chain,

@@ -6,10 +6,15 @@ package terminald
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"time"
 
+	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/lineage"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
+	"github.com/phantom-dev/phantom/terminald/screen"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
@@ -26,16 +31,30 @@ type Service struct {
 	// locate places a process in the process tree (lineage.Tree.Locate
 	// with terminald itself as the root).
 	locate func(pid int) (lineage.Place, error)
+	// terms are the tabs' wire messages as last listed, wire their
+	// encodings (cost_list.go).
+	terms termCache
+	wire  wireCache
+	// cmdTerms are those messages with the tabs' last commands (read.go).
+	cmdTerms cmdTerms
 }
 
 // NewService serves ws. It locates processes with itself as terminald.
 func NewService(ws *workspace.Workspace) *Service {
-	return &Service{ws: ws, locate: selfLocator()}
+	return &Service{ws: ws, locate: selfLocator(ws.Holder())}
 }
 
-// ListTerminals lists every tab.
-func (s *Service) ListTerminals(context.Context, *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
-	return &terminalv1.ListTerminalsResponse{Terminals: toTerminals(s.ws.List())}, nil
+// ListTerminals lists every tab, or the one terminal_id names (the
+// gateway's way to learn a caller's directory without listing them all).
+func (s *Service) ListTerminals(_ context.Context, r *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
+	if id := r.GetTerminalId(); id != "" {
+		t, err := s.ws.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		return &terminalv1.ListTerminalsResponse{Terminals: []*terminalv1.Terminal{toTerminal(t)}}, nil
+	}
+	return s.wire.response(s.withLastCommands(s.terms.convert(s.ws.List()))), nil
 }
 
 // CreateTerminal opens a tab.
@@ -52,26 +71,47 @@ func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTermin
 	return &terminalv1.CreateTerminalResponse{Terminal: toTerminal(t)}, nil
 }
 
-// ReadOutput returns a tab's last lines as rendered text.
-func (s *Service) ReadOutput(_ context.Context, r *terminalv1.ReadOutputRequest) (*terminalv1.ReadOutputResponse, error) {
-	n := DefaultReadLines
-	if r.Lines != nil {
-		n = int(r.GetLines())
+// RunCommand types one line into an idle tab; with wait_seconds it waits
+// for the command to end and returns its result (see the proto).
+func (s *Service) RunCommand(ctx context.Context, r *terminalv1.RunCommandRequest) (*terminalv1.RunCommandResponse, error) {
+	id := r.GetTerminalId()
+	if r.GetWaitSeconds() == 0 {
+		if r.MaxLines != nil || r.MaxBytes != nil {
+			return nil, fmt.Errorf("max_lines and max_bytes bound the output that wait_seconds returns; set wait_seconds too: %w", errdefs.ErrInvalidArgument)
+		}
+		var next string
+		if err := s.ws.ReadScreen(id, func(scr *screen.Screen, epoch int64) {
+			next = readCursor{tab: id, epoch: epoch, pos: scr.HistoryEnd()}.String()
+		}); err != nil {
+			return nil, err
+		}
+		t, err := s.ws.RunCommand(id, r.GetCommand())
+		if err != nil {
+			return nil, err
+		}
+		return &terminalv1.RunCommandResponse{Terminal: toTerminal(t), NextCursor: next}, nil
 	}
-	lines, err := s.ws.ReadOutput(r.GetTerminalId(), n)
+	c, err := s.ws.RunAndWait(ctx, id, r.GetCommand(), time.Duration(r.GetWaitSeconds())*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.ReadOutputResponse{TerminalId: r.GetTerminalId(), Lines: lines}, nil
-}
-
-// RunCommand types one line into an idle tab.
-func (s *Service) RunCommand(_ context.Context, r *terminalv1.RunCommandRequest) (*terminalv1.RunCommandResponse, error) {
-	t, err := s.ws.RunCommand(r.GetTerminalId(), r.GetCommand())
+	maxLines, maxBytes := outputLimits(r.MaxLines, r.MaxBytes)
+	res, next, err := s.commandResult(id, c, maxLines, maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.RunCommandResponse{Terminal: toTerminal(t)}, nil
+	t, err := s.ws.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	resp := &terminalv1.RunCommandResponse{Terminal: toTerminal(t), Result: res, StillRunning: !c.Finished, NextCursor: next, EndedBy: c.EndedBy}
+	resp.Terminal.LastCommand = s.lastCommandSummary(id)
+	if !c.Finished {
+		res.Note = strings.TrimSpace(fmt.Sprintf("The command was still running after %d s; output holds what it printed so far. "+
+			"read_output with cursor=next_cursor returns what it prints next; add wait_for \"idle\" to wait for it to end. %s",
+			r.GetWaitSeconds(), res.GetNote()))
+	}
+	return resp, nil
 }
 
 // FocusTerminal brings a tab forward.

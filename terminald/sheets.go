@@ -38,6 +38,7 @@ type sheetWatcher struct {
 	mu      sync.Mutex
 	cur     *attach.Sheet
 	waiting int
+	alert   string        // authz's grants problem; see Alert
 	changed chan struct{} // closed and replaced at each change
 }
 
@@ -75,7 +76,7 @@ func (w *sheetWatcher) run(ctx context.Context) {
 		got, err := w.watch(ctx)
 		// Whatever was on screen is unknown now; a new stream starts with
 		// the current sheet.
-		w.set(nil, 0)
+		w.set(nil, 0, "")
 		if ctx.Err() != nil {
 			return
 		}
@@ -107,18 +108,19 @@ func (w *sheetWatcher) watch(ctx context.Context) (got bool, err error) {
 			return got, err
 		}
 		got = true
-		w.set(toAttachSheet(r.GetSheet(), time.Now()), int(r.GetWaiting()))
+		w.set(toAttachSheet(r.GetSheet(), time.Now()), int(r.GetWaiting()), r.GetGrantsProblem())
 	}
 }
 
-// set records the sheet on screen and wakes whoever waits for a change.
-func (w *sheetWatcher) set(s *attach.Sheet, waiting int) {
+// set records the sheet on screen and authz's grants problem, and wakes
+// whoever waits for a change.
+func (w *sheetWatcher) set(s *attach.Sheet, waiting int, alert string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if s == nil && w.cur == nil && waiting == w.waiting {
+	if s == nil && w.cur == nil && waiting == w.waiting && alert == w.alert {
 		return
 	}
-	w.cur, w.waiting = s, waiting
+	w.cur, w.waiting, w.alert = s, waiting, alert
 	close(w.changed)
 	w.changed = make(chan struct{})
 }
@@ -130,6 +132,14 @@ func (w *sheetWatcher) Current() (*attach.Sheet, int) {
 	return w.cur, w.waiting
 }
 
+// Alert is why authz refuses its grants file (every call that needs a
+// grant is then refused), or "" (attach.Alerter).
+func (w *sheetWatcher) Alert() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.alert
+}
+
 // Changed returns a channel closed at the next change.
 func (w *sheetWatcher) Changed() <-chan struct{} {
 	w.mu.Lock()
@@ -139,7 +149,7 @@ func (w *sheetWatcher) Changed() <-chan struct{} {
 
 // Answer forwards the human's answer to authz.
 func (w *sheetWatcher) Answer(ctx context.Context, id string, d attach.Decision, scope attach.Scope) error {
-	req := &authzv1.AnswerSheetRequest{SheetId: id, Decision: toDecision(d)}
+	req := &authzv1.AnswerSheetRequest{SheetId: id, Decision: toDecision(d), RelayedForPid: int32(attach.ClientPID(ctx))}
 	if d != attach.DecisionDeny {
 		req.Scope = toScope(scope)
 	}

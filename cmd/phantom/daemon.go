@@ -14,6 +14,7 @@ import (
 	"github.com/phantom-dev/phantom/editord"
 	"github.com/phantom-dev/phantom/gateway"
 	"github.com/phantom-dev/phantom/gitd"
+	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/lspd"
@@ -53,6 +54,21 @@ func daemonCmd() *cobra.Command {
 				return err
 			}
 			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			// The daemon of this instance (on its own address, not a copy
+			// run by hand elsewhere) states that it serves by writing its
+			// pid file itself, once it listens: up never writes one on its
+			// behalf, so a pid file never names a process that lost the race
+			// for the socket or died starting.
+			if listen == l.DaemonAddr(args[0]) {
+				if err := paths.EnsurePrivateDir(l.Runtime); err != nil {
+					return err
+				}
+				pidFile := l.PIDFile(args[0])
+				daemon.WritePIDFileWhenServing(pidFile, func(err error) {
+					logger.Error("pid file not written: phantom down cannot stop this daemon", "err", err)
+				})
+				defer daemon.RemoveOwnPIDFile(pidFile)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			// A daemon must outlive the terminal that started it. Catch

@@ -15,6 +15,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "phantom:", err)
 		os.Exit(1)
 	}
+	// Before anything can start a process: see closeInheritedFDs. Every
+	// command, not only up and daemon: any phantom process may start
+	// others (the sandbox launcher execs a tab's program, edit an editor).
+	if err := closeInheritedFDs(); err != nil {
+		fmt.Fprintln(os.Stderr, "phantom:", err)
+		os.Exit(1)
+	}
 	if err := rootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "phantom:", err)
 		os.Exit(1)
@@ -32,5 +39,10 @@ server on a Unix socket, and do nothing sensitive until you allow it.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(upCmd(), downCmd(), statusCmd(), newCmd(), lsCmd(), readCmd(), closeCmd(), attachCmd(), sheetCmd(), grantsCmd(), daemonCmd(), mcpServerCmd(), mcpCmd(), sandboxCmd(), editCmd())
+	root.AddCommand(certsCmd(), healthCmd()) // deploy/: certificates for daemons over TCP, health probe
+	root.AddCommand(auditCmd())              // authz's audit log
+	// Tabs that outlive terminald (terminald/holder).
+	root.AddCommand(holderCmd(), upgradeCmd())
+	root.AddCommand(runCmd()) // type a command into a tab, --wait for its result (issue 15)
 	return root
 }

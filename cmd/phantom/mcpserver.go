@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phantom-dev/phantom/gateway"
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/internal/procfs"
 )
@@ -64,7 +64,9 @@ The first line to the socket is a hello naming this process, the client and
 the tab it runs in ($PHANTOM_TAB_STATE, found the same way; Phantom checks it
 against the process tree). After Phantom accepts it, messages pass unchanged
 both ways. When the agent closes stdin, the bridge still delivers every
-reply before it exits. Errors go to stderr, never stdout.`,
+reply before it exits. When the gateway restarts, the bridge connects again
+and replays the session's initialization by itself: a call in flight at that
+moment gets an error, later calls work. Errors go to stderr, never stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tg := discover(socket, os.Getenv, func() ancestorVars {
@@ -278,23 +280,6 @@ func (tg target) dial() (*net.UnixConn, error) {
 		strings.Join(steps, "; "))
 }
 
-// bridge connects to tg, sends the hello, waits for acceptance and then
-// relays stdin to the socket and the socket to stdout (see relay). Nothing
-// but the gateway's bytes ever reaches stdout: a refusal is returned, for
-// stderr, before anything is written.
-func bridge(tg target, client string, drain time.Duration, stdin io.Reader, stdout io.Writer) error {
-	conn, err := tg.dial()
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	fromGateway, err := handshake(conn, client, tg.tabState)
-	if err != nil {
-		return err
-	}
-	return relay(conn, fromGateway, drain, stdin, stdout)
-}
-
 // handshake sends the hello and reads the gateway's answer, swallowing the
 // {"hello":"ok"} line. It returns the reader holding whatever the gateway
 // sent after it.
@@ -323,7 +308,7 @@ func handshake(conn *net.UnixConn, client, tabState string) (*bufio.Reader, erro
 		return nil, fmt.Errorf("the gateway answered the hello with something unexpected: %q", line)
 	}
 	if answer.Error != nil {
-		return nil, fmt.Errorf("the gateway refused the connection: %s (%s)", answer.Error.Message, answer.Error.Code)
+		return nil, &helloRefusal{code: answer.Error.Code, message: answer.Error.Message}
 	}
 	if answer.Hello != "ok" {
 		return nil, fmt.Errorf("the gateway answered the hello with something unexpected: %q", line)
@@ -331,88 +316,19 @@ func handshake(conn *net.UnixConn, client, tabState string) (*bufio.Reader, erro
 	return br, nil
 }
 
-// relay copies stdin to conn and fromGateway to stdout.
-//
-// When stdin ends — an MCP client closes it to say it is done, often right
-// after writing its last requests — the bridge half-closes the socket, so
-// the gateway reads the end of input, and keeps copying replies until the
-// gateway closes its side: every request sent gets its answer. If the
-// gateway has not closed within drain, the bridge gives up.
-//
-// It returns nil on that clean end, and an error when the gateway closes
-// or breaks while the client is still talking, or a copy fails. A blocked
-// read of stdin cannot be interrupted; its goroutine ends when stdin
-// yields, which for the command is when the process exits.
-func relay(conn *net.UnixConn, fromGateway io.Reader, drain time.Duration, stdin io.Reader, stdout io.Writer) error {
-	down := make(chan copyResult, 1)
-	go func() { down <- pump(stdout, fromGateway) }()
-	up := make(chan copyResult, 1)
-	go func() { up <- pump(conn, stdin) }()
+// helloRefusal is the gateway's refusal of a hello.
+type helloRefusal struct{ code, message string }
 
-	var sent copyResult
-	select {
-	case r := <-down:
-		return r.downError()
-	case sent = <-up:
-	}
-	// The client's input ended (or the socket refused it): tell the
-	// gateway, then deliver what it still has to say.
-	if sent.writeErr == nil {
-		conn.CloseWrite()
-	}
-	timer := time.NewTimer(drain)
-	defer timer.Stop()
-	var got copyResult
-	select {
-	case got = <-down:
-	case <-timer.C:
-		conn.Close() // unblocks the copy
-		<-down
-		return fmt.Errorf("gave up after %s waiting for the gateway to answer and close the connection; replies may be missing", drain)
-	}
-	switch {
-	case sent.writeErr != nil:
-		return fmt.Errorf("lost the connection to the gateway while sending: %w", sent.writeErr)
-	case got.readErr != nil || got.writeErr != nil:
-		return got.downError()
-	case sent.readErr != nil:
-		return fmt.Errorf("read the client's input: %w", sent.readErr)
-	}
-	return nil
+func (r *helloRefusal) Error() string {
+	return fmt.Sprintf("the gateway refused the connection: %s (%s)", r.message, r.code)
 }
 
-// copyResult is how a pump ended: a nil readErr with a nil writeErr is the
-// end of input.
-type copyResult struct{ readErr, writeErr error }
-
-// downError words an end of the gateway-to-stdout copy that is a failure:
-// any end while the client is still talking, a broken one after.
-func (r copyResult) downError() error {
-	switch {
-	case r.writeErr != nil:
-		return fmt.Errorf("write to the client's stdout: %w", r.writeErr)
-	case r.readErr != nil:
-		return fmt.Errorf("lost the connection to the gateway: %w", r.readErr)
+// permanent reports whether asking again cannot help: every refusal but
+// those of a gateway that is busy or could not read the peer this time.
+func (r *helloRefusal) permanent() bool {
+	switch r.code {
+	case gateway.RefuseTooManyConnections, gateway.RefuseOverloaded, gateway.RefusePeerUnreadable:
+		return false
 	}
-	return errors.New("the gateway closed the connection (did Phantom stop?)")
-}
-
-// pump copies src to dst until src ends or a copy fails, and says which
-// side failed.
-func pump(dst io.Writer, src io.Reader) copyResult {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return copyResult{writeErr: werr}
-			}
-		}
-		if err == io.EOF {
-			return copyResult{}
-		}
-		if err != nil {
-			return copyResult{readErr: err}
-		}
-	}
+	return true
 }

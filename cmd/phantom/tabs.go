@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -126,23 +129,122 @@ func dash(s string) string {
 }
 
 func readCmd() *cobra.Command {
-	var n int32
+	var (
+		n           int32
+		o           readOpts
+		showCursor  bool
+		lastCommand bool
+	)
 	cmd := &cobra.Command{
 		Use:   "read TAB",
 		Short: "Print the last lines of a tab as plain text",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		Long: `read prints the last lines of a tab as plain text.
+
+--since CURSOR prints only what the tab printed after an earlier read's
+cursor (--show-cursor prints the cursor to continue from on stderr, as
+"cursor: ..."). --last-command prints the last command the shell finished
+(bash, zsh and fish tabs) with its own output, exactly, and exits with its
+status. --wait-for waits (up to --wait seconds, 30 by default) until a line
+matches a regular expression, or until the tab is idle with "idle", and
+prints from the matching line on; it exits 124 if the time runs out.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("lines") {
+				o.lines = &n
+			}
 			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
-				resp, err := tc.ReadOutput(ctx, &terminalv1.ReadOutputRequest{TerminalId: args[0], Lines: &n})
-				for _, l := range resp.GetLines() {
-					fmt.Println(l)
+				if lastCommand {
+					code, err := readLastCommand(ctx, tc, os.Stdout, os.Stderr, args[0])
+					if err == nil && code != 0 {
+						os.Exit(code)
+					}
+					return err
 				}
-				return err
+				if o.since == "" && o.waitFor == "" {
+					pages, err := readTail(ctx, tc, args[0], n)
+					if err != nil {
+						return err
+					}
+					if showCursor && len(pages) > 0 {
+						fmt.Fprintln(os.Stderr, "cursor:", pages[len(pages)-1].GetNextCursor())
+					}
+					return printPages(os.Stdout, os.Stderr, pages)
+				}
+				next, matched, err := readSince(ctx, tc, os.Stdout, os.Stderr, args[0], o)
+				if err != nil {
+					return err
+				}
+				if showCursor {
+					fmt.Fprintln(os.Stderr, "cursor:", next)
+				}
+				if !matched {
+					os.Exit(runStillRunning)
+				}
+				return nil
 			})
 		},
 	}
-	cmd.Flags().Int32VarP(&n, "lines", "n", 100, "how many of the last lines")
+	cmd.Flags().Int32VarP(&n, "lines", "n", 100, "how many of the last lines (at most 100000)")
+	cmd.Flags().StringVar(&o.since, "since", "", "print only what came after this cursor (from --show-cursor or phantom run)")
+	cmd.Flags().BoolVar(&showCursor, "show-cursor", false, "print the cursor to continue from on stderr")
+	cmd.Flags().BoolVar(&lastCommand, "last-command", false, "print the last finished command's output and exit with its status")
+	cmd.Flags().StringVar(&o.waitFor, "wait-for", "", `wait for a line matching this regular expression, or "idle" for the prompt`)
+	cmd.Flags().Int32Var(&o.wait, "wait", 0, "with --wait-for: how many seconds to wait (default 30, at most 600)")
 	return cmd
+}
+
+// cliReadBytes is the page size `phantom read` asks for: the largest
+// terminald serves (1 MiB of text), as few round trips as possible.
+const cliReadBytes = 1 << 20
+
+// readTail reads the last n lines of a tab page by page, newest page
+// first, following older_cursor until the lines asked for are all read.
+// It returns the pages oldest first.
+func readTail(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string, n int32) ([]*terminalv1.ReadOutputResponse, error) {
+	maxBytes := int32(cliReadBytes)
+	req := &terminalv1.ReadOutputRequest{TerminalId: tab, Lines: &n, MaxBytes: &maxBytes}
+	var pages []*terminalv1.ReadOutputResponse
+	for {
+		resp, err := tc.ReadOutput(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		pages = append(pages, resp)
+		if resp.GetOlderCursor() == "" || resp.GetAlternateScreen() {
+			break
+		}
+		req = &terminalv1.ReadOutputRequest{TerminalId: tab, Cursor: resp.GetOlderCursor(), MaxBytes: &maxBytes}
+	}
+	slices.Reverse(pages)
+	return pages, nil
+}
+
+// printPages prints pages, oldest first, one line per line: the parts of
+// a line longer than a page are joined back. What could not be read (lines
+// already dropped from the scrollback) is said on errw.
+func printPages(w, errw io.Writer, pages []*terminalv1.ReadOutputResponse) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var trimmed uint64
+	for _, p := range pages {
+		trimmed = max(trimmed, p.GetTrimmedLines())
+		lines := p.GetLines()
+		for i, l := range lines {
+			bw.WriteString(l)
+			if i < len(lines)-1 || !p.GetLastLineCut() {
+				bw.WriteByte('\n')
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("print the lines: %w", err)
+	}
+	if trimmed > 0 {
+		fmt.Fprintf(errw, "phantom read: %d of the lines asked for were already dropped from the scrollback\n", trimmed)
+	}
+	if len(pages) > 0 && pages[0].GetAlternateScreen() {
+		fmt.Fprintln(errw, "phantom read: a full-screen program runs in this tab; these are the rows it shows")
+	}
+	return nil
 }
 
 func closeCmd() *cobra.Command {

@@ -17,8 +17,11 @@ const GracePeriod = time.Second
 
 // Serve marks every registered service SERVING and serves lis until ctx is
 // done, then reports NOT_SERVING, stops accepting calls and waits up to
-// GracePeriod for those in flight.
+// GracePeriod for those in flight. Before it reports SERVING it writes the
+// pid file WritePIDFileWhenServing asked for.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	// The pid file first, so that whoever sees SERVING finds it.
+	runServingHook()
 	for name := range s.GRPC.GetServiceInfo() {
 		s.Health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}

@@ -37,7 +37,8 @@ type Server struct {
 }
 
 // New builds the server for the daemon called name. Register services on
-// s.GRPC before calling Serve.
+// s.GRPC before calling Serve. It sends and receives messages of up to
+// MaxMessageSize unless opts say otherwise.
 func New(name string, logger *slog.Logger, opts ...grpc.ServerOption) (*Server, error) {
 	validator, err := protovalidate.New()
 	if err != nil {
@@ -45,10 +46,11 @@ func New(name string, logger *slog.Logger, opts ...grpc.ServerOption) (*Server, 
 	}
 	logger = logger.With("daemon", name)
 	chain := interceptors{logger: logger, validator: validator}
-	opts = append([]grpc.ServerOption{
+	opts = append(append([]grpc.ServerOption{
+		grpc.Creds(ServerCredentials(nil)), // TCP needs mutual TLS (tls.go); a guard's opts replace it with its own wrapped creds
 		grpc.ChainUnaryInterceptor(chain.unary()...),
 		grpc.ChainStreamInterceptor(chain.stream()...),
-	}, opts...)
+	}, serverSizeOptions()...), opts...)
 	s := &Server{
 		GRPC:   grpc.NewServer(opts...),
 		Health: health.NewServer(),

@@ -64,6 +64,7 @@ func (s *syncBuffer) String() string {
 
 // served is a fake daemon serving on a Unix socket, with a client.
 type served struct {
+	srv    *Server
 	client terminalv1.TerminalServiceClient
 	health healthpb.HealthClient
 	cc     *grpc.ClientConn
@@ -90,7 +91,7 @@ func serveFake(t *testing.T) *served {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{sock: sock, log: log, cancel: cancel, done: make(chan error, 1)}
+	s := &served{srv: srv, sock: sock, log: log, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- srv.Serve(ctx, lis) }()
 	s.cc, err = Dial(addr)
 	if err != nil {

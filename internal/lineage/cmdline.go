@@ -2,24 +2,36 @@ package lineage
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/phantom-dev/phantom/internal/procfs"
 )
 
-// ByCommandLine recognises an instance's terminald from outside it: a
-// process running `phantom daemon terminald --listen ADDR` (any path to the
-// binary) whose ADDR is the instance's terminald address. A terminald
-// started without --listen listens on defaultAddr.
+// ByCommandLine recognises an instance's anchors from outside them: its
+// holder (`phantom +holder --terminald ADDR …`, terminald/holder), the
+// parent and subreaper of every tab's program, and its terminald
+// (`phantom daemon terminald --listen ADDR`), which is the anchor when it
+// runs without a holder and is harmless to match when it runs with one
+// (it then starts no process). ADDR is the instance's terminald address
+// (any path to the binary); a terminald started without --listen listens
+// on defaultAddr.
 //
 // Why the command line can be trusted here: it is the only thing that
 // tells two instances apart (a development Phantom may run inside a tab of
 // the installed one), and an agent cannot change another process's command
-// line — terminald is not dumpable, so its memory cannot be written. An
-// agent can start a terminald of its own, but that one runs inside the
-// real one, whose command line still marks the agent's processes as
-// inside.
+// line — the holder and terminald are not dumpable, so their memory cannot
+// be written. An agent can start a holder or terminald of its own, but
+// that one runs inside the real holder, whose command line still marks
+// the agent's processes as inside.
 func ByCommandLine(addr, defaultAddr string) IsTerminald {
+	return Either(HolderByCommandLine(addr), TerminaldByCommandLine(addr, defaultAddr))
+}
+
+// TerminaldByCommandLine recognises only the instance's terminald, by
+// `… daemon terminald --listen ADDR`: what the holder checks its peer
+// against.
+func TerminaldByCommandLine(addr, defaultAddr string) IsTerminald {
 	want := normalizeAddr(addr)
 	return func(fs procfs.FS, st procfs.Stat) bool {
 		argv, err := fs.Cmdline(st.PID)
@@ -37,22 +49,58 @@ func ByCommandLine(addr, defaultAddr string) IsTerminald {
 	}
 }
 
+// HolderByCommandLine recognises only the instance's holder, by
+// `… +holder --terminald ADDR`: what terminald checks the holder it
+// dialled against.
+func HolderByCommandLine(addr string) IsTerminald {
+	want := normalizeAddr(addr)
+	return func(fs procfs.FS, st procfs.Stat) bool {
+		argv, err := fs.Cmdline(st.PID)
+		if err != nil {
+			return false
+		}
+		t, ok := holderTerminald(argv)
+		return ok && t != "" && normalizeAddr(t) == want
+	}
+}
+
+// Either recognises a process either test recognises.
+func Either(a, b IsTerminald) IsTerminald {
+	return func(fs procfs.FS, st procfs.Stat) bool { return a(fs, st) || b(fs, st) }
+}
+
 // terminaldListen reads `… daemon terminald [--listen ADDR | --listen=ADDR]`;
 // listen is "" when the flag is absent.
 func terminaldListen(argv []string) (listen string, ok bool) {
 	if len(argv) < 3 || argv[1] != "daemon" || argv[2] != "terminald" {
 		return "", false
 	}
-	for i := 3; i < len(argv); i++ {
-		switch a := argv[i]; {
-		case a == "--listen" && i+1 < len(argv):
-			listen = argv[i+1]
+	return flagValue(argv[3:], "--listen"), true
+}
+
+// holderTerminald reads `… +holder [--terminald ADDR | --terminald=ADDR] …`.
+// `+holder --background` is not a holder but the short-lived process that
+// starts one (and is the new holder's parent for a moment).
+func holderTerminald(argv []string) (addr string, ok bool) {
+	if len(argv) < 2 || argv[1] != "+holder" || slices.Contains(argv[2:], "--background") {
+		return "", false
+	}
+	return flagValue(argv[2:], "--terminald"), true
+}
+
+// flagValue is the last value of a --name flag in args, "" if absent.
+func flagValue(args []string, name string) string {
+	v := ""
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == name && i+1 < len(args):
+			v = args[i+1]
 			i++
-		case strings.HasPrefix(a, "--listen="):
-			listen = strings.TrimPrefix(a, "--listen=")
+		case strings.HasPrefix(a, name+"="):
+			v = strings.TrimPrefix(a, name+"=")
 		}
 	}
-	return listen, true
+	return v
 }
 
 // normalizeAddr cleans the path of a unix:// address, so that two

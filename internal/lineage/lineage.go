@@ -1,6 +1,9 @@
 // Package lineage tells, from the kernel's process tree, whether a process
-// runs inside a Phantom instance, and which process under terminald it
-// descends from.
+// runs inside a Phantom instance, and which process under the instance's
+// anchor it descends from. The anchor is the instance's holder
+// (terminald/holder), the parent and child subreaper of every tab's
+// program, which outlives terminald's crashes and upgrades; a terminald
+// running without a holder is its own anchor.
 //
 // Why the process tree: every file in Phantom's folders (tab-state files,
 // pid files) and every variable of a process can be rewritten by an agent
@@ -9,6 +12,8 @@
 // processes do — fork, setsid, double-fork, exec — they stay terminald's
 // descendants for as long as terminald runs. A process is inside Phantom
 // exactly when walking its parents reaches the instance's terminald.
+// (With a holder, read "the holder" for "terminald" in this paragraph: it
+// is the subreaper that parents the tabs.)
 //
 // A pid is only a name and names are reused, so the walk checks each link
 // with start times (a parent is never younger than its child) and callers
@@ -30,7 +35,8 @@ const maxDepth = 4096
 // while it was being read (the child is being re-parented).
 const maxRetries = 8
 
-// IsTerminald says whether a process is the instance's terminald.
+// IsTerminald says whether a process is an anchor of the instance: its
+// holder, or its terminald (the name predates the holder).
 type IsTerminald func(fs procfs.FS, st procfs.Stat) bool
 
 // Tree walks the process tree of one instance.
@@ -48,9 +54,10 @@ type Place struct {
 	// Inside is true when the process descends from the instance's
 	// terminald.
 	Inside bool
-	// Terminald is the instance's terminald, when Inside.
+	// Terminald is the anchor the walk reached, when Inside: the
+	// instance's holder, or its terminald when it runs without one.
 	Terminald procfs.Stat
-	// Top is the ancestor just below terminald (or the process itself):
+	// Top is the ancestor just below the anchor (or the process itself):
 	// a tab's program, or a process that left its tab's tree. Set when
 	// Inside.
 	Top procfs.Stat

@@ -145,3 +145,73 @@ func BenchmarkLocate(b *testing.B) {
 		}
 	}
 }
+
+func TestHolderByCommandLine(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"/usr/bin/phantom", "+holder", "--terminald", addr, "--socket", "/run/ph/holder.sock"}, true},
+		{[]string{"phantom", "+holder", "--terminald=unix:///run/ph/./terminald.sock"}, true},
+		{[]string{"phantom", "+holder", "--terminald", "unix:///tmp/l/terminald.sock"}, false},
+		{[]string{"phantom", "+holder"}, false}, // no address: no instance's
+		{[]string{"phantom", "+holder", "--terminald", addr, "--background"}, false},
+		{[]string{"phantom", "daemon", "holder", "--terminald", addr}, false},
+		{[]string{"sh", "-c", "phantom +holder --terminald " + addr}, false},
+	}
+	for _, tt := range tests {
+		fs := fakeProc(t, proc{5, 1, 1, tt.argv})
+		st, _ := fs.Stat(5)
+		if got := HolderByCommandLine(addr)(fs, st); got != tt.want {
+			t.Errorf("HolderByCommandLine(%q) = %v, want %v", tt.argv, got, tt.want)
+		}
+		// The instance's anchors are its holder and its terminald.
+		if got := ByCommandLine(addr, addr)(fs, st); got != tt.want {
+			t.Errorf("ByCommandLine(%q) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}
+
+// TestLocateUnderHolder places the processes of an instance whose tabs
+// are the holder's children: a terminald restarted after a crash has none
+// of them below it, and they are inside all the same, in their tabs; an
+// agent's own holder or terminald does not take them out.
+func TestLocateUnderHolder(t *testing.T) {
+	holder := []string{"/usr/bin/phantom", "+holder", "--terminald", addr, "--socket", "/run/ph/holder.sock"}
+	fs := fakeProc(t,
+		proc{1, 0, 1, []string{"init"}},
+		proc{90, 1, 40, holder},
+		proc{100, 1, 50, terminald},            // the new terminald: no children
+		proc{200, 90, 60, []string{"bash"}},    // a tab's shell
+		proc{300, 200, 70, []string{"claude"}}, // an agent in it
+		proc{400, 90, 80, []string{"sleep"}},   // double-forked out of its tab
+		proc{500, 300, 90, holder},             // the agent's own holder
+		proc{510, 500, 95, []string{"bash"}},   // its "tab"
+		proc{600, 1, 99, []string{"/usr/bin/phantom", "+holder", "--terminald", addr, "--background"}},
+		proc{610, 600, 100, []string{"bash"}}, // below a holder's starter only
+	)
+	tree := Tree{FS: fs, IsTerminald: ByCommandLine(addr, addr)}
+	tests := []struct {
+		pid    int
+		inside bool
+		top    int
+	}{
+		{200, true, 200},
+		{300, true, 200},
+		{400, true, 400},
+		{90, false, 0},  // the holder itself
+		{100, false, 0}, // terminald
+		{500, true, 200},
+		{510, true, 510}, // nearest anchor: the agent's holder; still inside
+		{610, false, 0},
+	}
+	for _, tt := range tests {
+		p, err := tree.Locate(tt.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Inside != tt.inside || (tt.inside && p.Top.PID != tt.top) {
+			t.Errorf("Locate(%d) = inside %v top %d, want inside %v top %d", tt.pid, p.Inside, p.Top.PID, tt.inside, tt.top)
+		}
+	}
+}

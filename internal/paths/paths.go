@@ -117,7 +117,8 @@ func (l Layout) DaemonAddr(name string) string {
 	return "unix://" + l.DaemonSocket(name)
 }
 
-// PIDFile is where `phantom up` records the named daemon's pid.
+// PIDFile is where the named daemon records its pid and start time once
+// it serves (see daemon.WritePIDFile).
 func (l Layout) PIDFile(name string) string { return filepath.Join(l.Runtime, name+".pid") }
 
 // TabStateDir holds terminald's tab-state files.

@@ -13,7 +13,14 @@ const WaitTimeout = 20 * time.Second
 // with what and the state cond last described.
 func Eventually(t testing.TB, what string, cond func() (ok bool, state string)) {
 	t.Helper()
-	deadline := time.Now().Add(WaitTimeout)
+	EventuallyWithin(t, WaitTimeout, what, cond)
+}
+
+// EventuallyWithin is Eventually for something that may take up to d, such
+// as a step that moves megabytes.
+func EventuallyWithin(t testing.TB, d time.Duration, what string, cond func() (ok bool, state string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	last := ""
 	for time.Now().Before(deadline) {
 		ok, state := cond()
@@ -23,5 +30,5 @@ func Eventually(t testing.TB, what string, cond func() (ok bool, state string)) 
 		last = state
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("timed out after %s waiting for %s; last seen:\n%s", WaitTimeout, what, last)
+	t.Fatalf("timed out after %s waiting for %s; last seen:\n%s", d, what, last)
 }

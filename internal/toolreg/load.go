@@ -99,6 +99,20 @@ func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*
 		}
 		t.Subject = append(t.Subject, f)
 	}
+	for _, a := range opt.GetAlso() {
+		f, err := field(req, "also", a.GetWhenSet())
+		if err != nil {
+			return nil, err
+		}
+		c := a.GetCapability()
+		if c == mcpv1.Capability_CAPABILITY_UNSPECIFIED || c == mcpv1.Capability_CAPABILITY_NONE || t.Capability == mcpv1.Capability_CAPABILITY_NONE {
+			return nil, fmt.Errorf("also %s when %q is set: a further capability must be a real one, on a tool that needs one", c, a.GetWhenSet())
+		}
+		if f.IsList() || f.IsMap() || f.Kind() == protoreflect.MessageKind {
+			return nil, fmt.Errorf("also field %q of %s is not a scalar", a.GetWhenSet(), req.FullName())
+		}
+		t.Also = append(t.Also, Also{Capability: c, Field: f})
+	}
 	return t, nil
 }
 

@@ -47,6 +47,16 @@ type Tool struct {
 	Subject []protoreflect.FieldDescriptor
 	// Hidden are the request fields agents may not set.
 	Hidden map[protoreflect.Name]bool
+	// Also are the capabilities a call needs besides Capability when a
+	// request field is set (the option's `also`).
+	Also []Also
+}
+
+// Also is a further capability a call needs when Field is set (not its
+// zero value).
+type Also struct {
+	Capability mcpv1.Capability
+	Field      protoreflect.FieldDescriptor
 }
 
 // Reach is how far a call reaches, decided by one request field.

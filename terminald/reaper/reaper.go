@@ -130,6 +130,11 @@ func (r *Reaper) KillOrphans(grace time.Duration) {
 	}
 }
 
+// Children lists the calling process's children (every thread's: orphans
+// are re-parented to one of them). The holder uses it to kill what is left
+// at shutdown.
+func Children() []int { return children() }
+
 // Close stops reaping.
 func (r *Reaper) Close() {
 	signal.Stop(r.sig)

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/terminald/holder"
 	"github.com/phantom-dev/phantom/terminald/pty"
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/screen"
@@ -48,6 +48,11 @@ type tabSpec struct {
 	integrated bool // the shell reports OSC 133 marks
 	shell      bool // the program is a shell: it can sit at a prompt
 	spawner    Spawner
+	// holder, when set, starts the program and keeps the PTY and the
+	// output ring across terminald restarts (terminald/holder); spawner
+	// is then unused.
+	holder   *holder.Client
+	ringSize int
 	// launcher, when set, is the phantom binary that starts argv confined
 	// by rules (terminald/sandbox): the tab is sandboxed.
 	launcher string
@@ -60,9 +65,13 @@ type tabSpec struct {
 // renders into. Its mutex guards the screen and the runtime state below; the
 // workspace's mutex guards the tab's place (group, window, name).
 type tab struct {
-	id          string
-	cmd         *exec.Cmd
-	pty         *os.File
+	id   string
+	proc process
+	pty  *os.File
+	// ring, with a holder, keeps the recent raw output for the next
+	// terminald (written by readLoop); hc is that holder.
+	ring        *holder.Ring
+	hc          *holder.Client
 	ptsName     string
 	leaderPID   int
 	leaderStart uint64
@@ -71,7 +80,6 @@ type tab struct {
 	shell       bool
 	sandboxed   bool
 	started     time.Time
-	spawner     Spawner
 
 	// notify is called, without t.mu held, after output changed something a
 	// watcher cares about.
@@ -85,7 +93,8 @@ type tab struct {
 	exited    bool
 	exitCode  int
 	closed    bool
-	views     tabViews // clients viewing the screen (view.go)
+	views     tabViews   // clients viewing the screen (view.go)
+	cmds      commandLog // the shell's commands (commands.go)
 
 	// lastMu guards what the tab last showed while its program ran.
 	lastMu          sync.Mutex
@@ -98,6 +107,9 @@ type tab struct {
 	listen     string
 	// worktreeOf caches the git working tree of lastDir.
 	worktreeOf, worktree string
+	// snap is the status as last computed, which listing tabs copies
+	// (snapshot_tab.go).
+	snap tabSnap
 
 	input    chan []byte   // bytes for the PTY, written by writeLoop
 	readDone chan struct{} // closed when readLoop ends
@@ -138,21 +150,46 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		return nil, fmt.Errorf("start tab %s: %w", spec.id, err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
-	if err := spec.spawner.Start(cmd); err != nil {
-		ptmx.Close()
-		return nil, fmt.Errorf("start tab %s: %s: %w", spec.id, spec.argv[0], err)
+	var proc process
+	var ring *holder.Ring
+	if spec.holder != nil {
+		// The holder forks the program (setsid, TIOCSCTTY on the slave)
+		// and keeps copies of the master and the ring: the tab outlives
+		// this terminald.
+		if ring, err = holder.NewRing(spec.id, spec.ringSize); err != nil {
+			ptmx.Close()
+			return nil, fmt.Errorf("start tab %s: %w", spec.id, err)
+		}
+		path := cmd.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cmd.Dir, path) // as exec.Cmd resolves it
+		}
+		pid, start, err := spec.holder.Spawn(holder.SpawnRequest{Tab: spec.id, Path: path, Argv: cmd.Args, Env: cmd.Env, Dir: cmd.Dir}, pts, ptmx, ring)
+		if err != nil {
+			ring.Close()
+			ptmx.Close()
+			return nil, fmt.Errorf("start tab %s: %s: %w", spec.id, spec.argv[0], err)
+		}
+		proc = heldProc{leader: pid, start: start, tab: spec.id, hc: spec.holder}
+	} else {
+		if err := spec.spawner.Start(cmd); err != nil {
+			ptmx.Close()
+			return nil, fmt.Errorf("start tab %s: %s: %w", spec.id, spec.argv[0], err)
+		}
+		proc = execProc{cmd: cmd, spawner: spec.spawner}
 	}
 	t := &tab{
 		id:         spec.id,
-		cmd:        cmd,
+		proc:       proc,
 		pty:        ptmx,
+		ring:       ring,
+		hc:         spec.holder,
 		ptsName:    pts.Name(),
-		leaderPID:  cmd.Process.Pid,
+		leaderPID:  proc.pid(),
 		integrated: spec.integrated,
 		shell:      spec.shell,
 		sandboxed:  spec.launcher != "",
 		started:    time.Now(),
-		spawner:    spec.spawner,
 		lastDir:    spec.dir,
 		lastFg:     filepath.Base(spec.argv[0]),
 		notify:     notify,
@@ -164,6 +201,11 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 	if st, err := procfs.ReadStat(t.leaderPID); err == nil {
 		t.leaderStart = st.StartTime
 		t.ttyNr = uint64(st.TTYNr)
+	}
+	if hp, ok := proc.(heldProc); ok && hp.start != 0 {
+		// Read by the holder before it could reap the program: right even
+		// for a program that already exited.
+		t.leaderStart = hp.start
 	}
 	t.scr = screen.New(screen.Options{
 		Cols:       spec.cols,
@@ -195,6 +237,9 @@ func (t *tab) readLoop() {
 	for {
 		buf := readBufs.Get().(*[]byte)
 		n, err := t.pty.Read(*buf)
+		if n > 0 && t.ring != nil {
+			t.ring.Write((*buf)[:n]) // before rendering: a crash loses none of it
+		}
 		if n > 0 {
 			chunks <- (*buf)[:n]
 		} else {
@@ -217,16 +262,17 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); retur
 func (t *tab) renderLoop(chunks <-chan []byte) {
 	for chunk := range chunks {
 		t.mu.Lock()
+		alt := t.scr.AltScreen()
 		t.scr.Write(chunk)
-		changed := t.pending
+		// Entering or leaving the alternate screen changes idleness
+		// without integration: an event like the prompt marks.
+		changed := t.pending || t.scr.AltScreen() != alt
 		t.pending = false
 		t.mu.Unlock()
 		chunk = chunk[:cap(chunk)]
 		readBufs.Put(&chunk)
 		t.views.signal()
-		if changed {
-			t.notify(t)
-		}
+		t.rendered(changed)
 	}
 }
 
@@ -248,19 +294,7 @@ func (t *tab) writeLoop() {
 
 // waitLoop reaps the program and records how it ended.
 func (t *tab) waitLoop() {
-	err := t.cmd.Wait()
-	t.spawner.Done(t.cmd.Process.Pid)
-	code := 0
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		} else {
-			code = exitErr.ExitCode()
-		}
-	} else if err != nil {
-		code = -1
-	}
+	code := t.proc.wait()
 	// What the program wrote before it exited may still sit in the PTY or
 	// wait to be rendered: let the read loop finish first, so an exited tab
 	// shows its last output. Background jobs may hold the terminal open for
@@ -289,6 +323,7 @@ func (t *tab) reply(b []byte) {
 
 // onEvent records what the screen reported; called with t.mu held.
 func (t *tab) onEvent(ev screen.Event) {
+	t.cmds.onEvent(t.scr, ev)
 	switch ev.Kind {
 	case screen.EventPromptStart, screen.EventCommandStart:
 		t.sawPrompt, t.atPrompt = true, true
@@ -346,7 +381,9 @@ type status struct {
 	rows      int
 }
 
-func (t *tab) status() status {
+// computeStatus reads the tab's status from its screen, its PTY and
+// /proc. Callers go through refresh, which stores the result.
+func (t *tab) computeStatus() status {
 	t.mu.Lock()
 	s := status{
 		title:    t.scr.Title(),
@@ -369,6 +406,8 @@ func (t *tab) status() status {
 	}
 	s.fgPID = t.foreground()
 	if s.fgPID > 0 {
+		// Read each time even for the same pid: a shell forks, and the
+		// child execs the program moments later under the same pid.
 		s.fgName = comm(s.fgPID)
 	}
 	if cwd == "" {
@@ -498,8 +537,16 @@ func (t *tab) close() {
 	// still hold the terminal.
 	fg := t.foreground()
 	close(t.stop)
+	if t.hc != nil {
+		// The holder's copy of the master would keep the terminal up:
+		// it goes first. If the holder is gone, so is its copy.
+		_ = t.hc.Release(t.id)
+	}
 	t.pty.Close()
 	<-t.readDone
+	if t.ring != nil {
+		t.ring.Close()
+	}
 	select {
 	case <-t.waitDone:
 	case <-time.After(hangupGrace):

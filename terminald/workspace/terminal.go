@@ -2,10 +2,7 @@ package workspace
 
 import (
 	"fmt"
-	"maps"
-	"reflect"
 	"slices"
-	"time"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
@@ -52,15 +49,29 @@ type Terminal struct {
 }
 
 // equal reports whether a and b show the same.
-func (a Terminal) equal(b Terminal) bool {
-	pa, pb := a.DevServerPorts, b.DevServerPorts
-	a.DevServerPorts, b.DevServerPorts = nil, nil
-	return reflect.DeepEqual(a, b) && slices.Equal(pa, pb)
+func (a Terminal) equal(b Terminal) bool { return a.Equal(b) }
+
+// Equal reports whether a and b show the same, field by field: callers
+// that cache what they made of a Terminal (terminald's wire form) ask it
+// for every tab on every list, where reflect.DeepEqual cost a microsecond
+// a tab. A new field must be compared here; TestTerminalEqualSeesEveryField
+// fails until it is.
+func (a Terminal) Equal(b Terminal) bool {
+	return a.ID == b.ID && a.Title == b.Title && a.Name == b.Name && a.Directory == b.Directory &&
+		a.ForegroundName == b.ForegroundName && a.ForegroundPID == b.ForegroundPID && a.Idle == b.Idle &&
+		slices.Equal(a.DevServerPorts, b.DevServerPorts) &&
+		a.GroupID == b.GroupID && a.WindowID == b.WindowID && a.Focused == b.Focused && a.Worktree == b.Worktree &&
+		a.AgentState == b.AgentState && a.AgentClient == b.AgentClient && a.Color == b.Color && a.Icon == b.Icon &&
+		a.Exited == b.Exited && a.ExitCode == b.ExitCode && a.Cols == b.Cols && a.Rows == b.Rows &&
+		a.GroupSetByAgent == b.GroupSetByAgent && a.NameSetByAgent == b.NameSetByAgent &&
+		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor
 }
 
-// infoLocked snapshots e; DevServerPorts is filled by withPorts.
+// infoLocked is e as callers see it, from e's status snapshot
+// (snapshot_tab.go): no /proc read, so that listing tabs costs the same
+// however many there are. DevServerPorts is filled by withPorts.
 func (w *Workspace) infoLocked(e *tabEntry) Terminal {
-	st := e.status()
+	st := e.snapshot()
 	win, _ := w.windowLocked(e.windowID)
 	worktree := e.worktree
 	if worktree == "" {
@@ -86,71 +97,85 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 	}
 }
 
-// withPorts fills in the TCP ports each tab's processes listen on. It runs
-// without w.mu: the tracker walks /proc only when the set of listening
-// sockets changed, but that walk can take milliseconds.
-func (w *Workspace) withPorts(ts []Terminal, leaders map[string]int) []Terminal {
-	byTab, err := w.portsOf(leaders)
-	if err != nil {
-		w.opts.Logger.Warn("listening ports unavailable", "err", err)
-		return ts
-	}
+// withPorts fills in the TCP ports each running tab's processes listen
+// on, as the poll last saw them (lookPorts).
+func (w *Workspace) withPorts(ts []Terminal) []Terminal {
+	w.portsMu.Lock()
+	byTab := w.portsLast
+	w.portsMu.Unlock()
 	for i := range ts {
-		ts[i].DevServerPorts = append(ts[i].DevServerPorts, byTab[ts[i].ID]...)
+		if !ts[i].Exited {
+			ts[i].DevServerPorts = append(ts[i].DevServerPorts, byTab[ts[i].ID]...)
+		}
 	}
 	return ts
 }
 
-// portsFresh is how long one look at the listening sockets is reused for
-// the same tabs: agents may poll list_terminals many times a second, and
-// each look is a netlink round trip.
-const portsFresh = 250 * time.Millisecond
-
-// portsOf returns the tabs' listening ports, from the last look if it is
-// fresh and was for the same tabs.
-func (w *Workspace) portsOf(leaders map[string]int) (map[string][]uint16, error) {
-	w.portsMu.Lock()
-	defer w.portsMu.Unlock()
-	if time.Since(w.portsAt) < portsFresh && maps.Equal(leaders, w.portsFor) {
-		return w.portsLast, nil
-	}
-	byTab, err := w.ports.Ports(leaders)
+// lookPorts looks at the listening sockets and attributes them to the
+// tabs; the poll calls it, so that a port shows within PollInterval. Not
+// per list_terminals: the look is a netlink round trip, and whenever the
+// machine's set of listening sockets changed, a /proc walk over every
+// tab's processes (milliseconds with 200 tabs, and on a busy machine
+// that set changes all the time).
+func (w *Workspace) lookPorts() {
+	byTab, err := w.ports.Ports(w.leaders())
 	if err != nil {
-		return nil, err
+		w.opts.Logger.Warn("listening ports unavailable", "err", err)
+		return
 	}
-	w.portsAt, w.portsFor, w.portsLast = time.Now(), leaders, byTab
-	return byTab, nil
+	w.portsMu.Lock()
+	w.portsLast = byTab
+	w.portsMu.Unlock()
 }
 
-// List returns every tab, window by window, in tab order.
+// leaders maps every running tab to its leader's pid. Whether a tab's
+// program exited is read now, not from its snapshot: the tracker must not
+// be given a pid that may have been reaped and reused.
+func (w *Workspace) leaders() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int, len(w.tabs))
+	for id, e := range w.tabs {
+		if exited, _ := e.exitStatus(); !exited {
+			out[id] = e.leaderPID
+		}
+	}
+	return out
+}
+
+// List returns every tab, window by window, in tab order, as their
+// snapshots show them (snapshot_tab.go).
 func (w *Workspace) List() []Terminal {
 	w.mu.Lock()
-	var out []Terminal
-	leaders := make(map[string]int, len(w.tabs))
+	out := make([]Terminal, 0, len(w.tabs))
 	for _, win := range w.windows {
 		for _, id := range win.tabs {
-			e := w.tabs[id]
-			out = append(out, w.infoLocked(e))
-			if !out[len(out)-1].Exited {
-				leaders[id] = e.leaderPID
-			}
+			out = append(out, w.infoLocked(w.tabs[id]))
 		}
 	}
 	w.mu.Unlock()
-	return w.withPorts(out, leaders)
+	return w.withPorts(out)
 }
 
-// Get returns one tab.
+// Get returns one tab, its status computed now: a caller that just acted
+// on the tab (RunCommand, Resize) sees the effect. That costs the same
+// however many tabs there are.
 func (w *Workspace) Get(id string) (Terminal, error) {
 	w.mu.Lock()
 	e, err := w.tabLocked(id)
+	w.mu.Unlock()
 	if err != nil {
+		return Terminal{}, err
+	}
+	e.refresh()
+	w.mu.Lock()
+	if e, err = w.tabLocked(id); err != nil {
 		w.mu.Unlock()
 		return Terminal{}, err
 	}
 	info := w.infoLocked(e)
 	w.mu.Unlock()
-	return w.withPorts([]Terminal{info}, map[string]int{id: e.leaderPID})[0], nil
+	return w.withPorts([]Terminal{info})[0], nil
 }
 
 // ReadOutput returns the last n rendered lines of a tab.

@@ -14,12 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/internal/tabstate"
+	"github.com/phantom-dev/phantom/terminald/holder"
 	"github.com/phantom-dev/phantom/terminald/ports"
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/shell"
@@ -57,6 +59,19 @@ type Options struct {
 	// +sandbox command, which confines itself with Landlock and execs the
 	// program (terminald/sandbox). Empty: sandboxed tabs are refused.
 	SandboxLauncher string
+	// Holder, when set, starts the tabs' programs and keeps their PTYs,
+	// output rings and the workspace state across terminald restarts
+	// (terminald/holder); New takes back the tabs it holds. Spawner is
+	// then unused.
+	Holder *holder.Client
+	// RingSize is each tab's output ring with a holder;
+	// holder.DefaultRingSize if zero.
+	RingSize int
+	// OnHolderLost is called, once, when the connection to the holder
+	// ends while the workspace runs: the tabs were hung up and killed
+	// (their processes would otherwise run on outside Phantom), and
+	// terminald should exit so that a new one starts a new holder.
+	OnHolderLost func(error)
 }
 
 // Spawner starts a tab's program and learns when it has been waited for.
@@ -89,15 +104,20 @@ type Workspace struct {
 	watchers map[*Watcher]struct{}
 	closing  bool
 
-	// portsMu guards the last look at the listening sockets (portsOf).
+	// portsMu guards the last look at the listening sockets (lookPorts).
 	portsMu   sync.Mutex
-	portsAt   time.Time
-	portsFor  map[string]int
 	portsLast map[string][]uint16
 
 	stopPoll     chan struct{}
 	pollDone     chan struct{}
 	shutdownOnce sync.Once
+
+	// With a holder: saveNow asks saveLoop to save the state at once;
+	// saveDone is closed when it ends. detached is set by Detach: the
+	// tabs are left to the holder for the next terminald.
+	saveNow  chan struct{}
+	saveDone chan struct{}
+	detached bool
 }
 
 // tabEntry is a tab and its place in the workspace; guarded by Workspace.mu.
@@ -146,6 +166,8 @@ func New(opts Options) (*Workspace, error) {
 		watchers: map[*Watcher]struct{}{},
 		stopPoll: make(chan struct{}),
 		pollDone: make(chan struct{}),
+		saveNow:  make(chan struct{}, 1),
+		saveDone: make(chan struct{}),
 
 		landlockABI: sandbox.ABI(),
 	}
@@ -158,6 +180,19 @@ func New(opts Options) (*Workspace, error) {
 		}
 	}
 	w.windows = append(w.windows, &windowEntry{id: w.newID('w'), name: "main"})
+	if opts.Holder != nil {
+		if opts.RingSize == 0 {
+			w.opts.RingSize = holder.DefaultRingSize
+		}
+		if err := w.restore(); err != nil {
+			return nil, err
+		}
+		go w.saveLoop()
+		go w.watchHolder()
+		w.requestSave()
+	} else {
+		close(w.saveDone)
+	}
 	go w.pollLoop(opts.PollInterval)
 	return w, nil
 }
@@ -267,6 +302,7 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 	info := w.infoLocked(e)
 	e.last = info
 	w.mu.Unlock()
+	w.requestSave()
 	w.publish(Event{Kind: EventCreated, Terminal: info})
 	return info, nil
 }
@@ -283,7 +319,7 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 		"PWD":                dir,
 	})
 	ts := tabSpec{id: id, dir: dir, env: env, cols: spec.Cols, rows: spec.Rows, scrollback: w.opts.Config.ScrollbackLines,
-		spawner: w.opts.Spawner}
+		spawner: w.opts.Spawner, holder: w.opts.Holder, ringSize: w.opts.RingSize}
 	switch {
 	case len(spec.Command) > 0:
 		ts.argv = spec.Command
@@ -422,6 +458,7 @@ func (w *Workspace) tabLocked(id string) (*tabEntry, error) {
 // tabChanged is every tab's notify callback: output or exit may have
 // altered something watchers see.
 func (w *Workspace) tabChanged(t *tab) {
+	t.refresh()
 	w.mu.Lock()
 	e, ok := w.tabs[t.id]
 	if !ok {
@@ -463,6 +500,8 @@ func (w *Workspace) pollLoop(every time.Duration) {
 			return
 		case <-tick.C:
 		}
+		w.refreshAll()
+		w.lookPorts()
 		infos := w.List()
 		var events []Event
 		w.mu.Lock()
@@ -483,6 +522,11 @@ func (w *Workspace) pollLoop(every time.Duration) {
 // Close closes a tab: its processes are hung up, its tab-state file removed.
 func (w *Workspace) Close(id string) error {
 	w.mu.Lock()
+	if w.detached {
+		// The tabs belong to the next terminald now.
+		w.mu.Unlock()
+		return fmt.Errorf("terminald is handing its tabs over: %w", errdefs.ErrUnavailable)
+	}
 	e, err := w.tabLocked(id)
 	if err != nil {
 		w.mu.Unlock()
@@ -503,6 +547,7 @@ func (w *Workspace) Close(id string) error {
 
 	e.close()
 	os.Remove(tabstate.Path(w.tabDir, id))
+	w.requestSave()
 	info.Idle = false
 	info.Exited, info.ExitCode = e.exitStatus()
 	w.publish(Event{Kind: EventClosed, Terminal: info})
@@ -531,6 +576,7 @@ func (w *Workspace) shutdown() {
 	}
 	wg.Wait()
 	<-w.pollDone
+	<-w.saveDone
 	w.mu.Lock()
 	for wt := range w.watchers {
 		wt.end(nil)
@@ -573,3 +619,90 @@ func tabEnv(base []string, set map[string]string) []string {
 	}
 	return out
 }
+
+// Detach leaves every tab to the holder for the next terminald (phantom
+// upgrade): reading stops, so that no output is read and then lost, the
+// state is handed over, and watchers end. Nothing is hung up. After
+// Detach, Shutdown does nothing; the process should exit.
+func (w *Workspace) Detach() error {
+	if w.opts.Holder == nil {
+		return fmt.Errorf("terminald runs without a holder: its tabs cannot outlive it: %w", errdefs.ErrFailedPrecondition)
+	}
+	var err error
+	w.shutdownOnce.Do(func() { err = w.detach() })
+	return err
+}
+
+func (w *Workspace) detach() error {
+	w.mu.Lock()
+	w.closing, w.detached = true, true
+	close(w.stopPoll)
+	tabs := make([]*tabEntry, 0, len(w.tabs))
+	for _, e := range w.tabs {
+		tabs = append(tabs, e)
+	}
+	w.mu.Unlock()
+	for _, e := range tabs {
+		// A read deadline in the past ends readLoop without closing the
+		// master: whatever it already read is in the ring.
+		_ = e.pty.SetReadDeadline(time.Unix(1, 0))
+	}
+	for _, e := range tabs {
+		<-e.readDone
+	}
+	<-w.pollDone
+	<-w.saveDone
+	err := w.opts.Holder.SaveState(w.snapshotState())
+	w.mu.Lock()
+	for wt := range w.watchers {
+		// As at shutdown: a watcher that ends with an error is started
+		// again by attach sessions, which would spin until the server
+		// stops.
+		wt.end(nil)
+	}
+	w.mu.Unlock()
+	return err
+}
+
+// Detached reports whether Detach left the tabs to the holder.
+func (w *Workspace) Detached() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.detached
+}
+
+// watchHolder hangs up and kills every tab when the holder is lost. The
+// tabs' processes were the holder's children: re-parented to init they
+// would run on as processes outside Phantom, an agent's with the human's
+// standing. Killing each tab's session and foreground group is what can
+// be done; a process that left both was already re-parented.
+func (w *Workspace) watchHolder() {
+	select {
+	case <-w.opts.Holder.Lost():
+	case <-w.stopPoll:
+		return
+	}
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		return
+	}
+	var groups []int
+	for _, e := range w.tabs {
+		groups = append(groups, e.leaderPID, e.foreground())
+	}
+	w.mu.Unlock()
+	for _, g := range groups {
+		if g > 0 {
+			_ = syscall.Kill(-g, syscall.SIGKILL)
+		}
+	}
+	err := w.opts.Holder.Err()
+	w.opts.Logger.Error("lost the holder: every tab was killed", "err", err)
+	if w.opts.OnHolderLost != nil {
+		w.opts.OnHolderLost(err)
+	}
+}
+
+// Holder is the holder the workspace's tabs run under, or nil.
+func (w *Workspace) Holder() *holder.Client { return w.opts.Holder }

@@ -12,6 +12,8 @@
 //
 //	{"op":"list"}                               tools/list
 //	{"op":"call","tool":"T","args":{...}}       tools/call
+//	                                            (an argument "$STEP:N.a.b" is field
+//	                                            a.b of step N's structuredContent)
 //	{"op":"ping"}                               ping
 //	{"op":"wait","file":"PATH"}                 wait until PATH exists
 //	{"op":"exit"}                               close the session and exit
@@ -20,12 +22,27 @@
 //	                                            and CODE run directly in the Neovim
 //	                                            at SOCK (nvim_exec_lua); the result
 //	                                            holds both latencies in nanoseconds
+//	{"op":"pages","tool":"T","args":{...},"follow":"older"|"next","out":"PATH"}
+//	                                            call T, then again with
+//	                                            cursor set to the result's
+//	                                            older_cursor while it is set
+//	                                            ("older"), or to its
+//	                                            next_cursor while more is
+//	                                            true ("next"); each result's
+//	                                            structuredContent is a line
+//	                                            of PATH, and the outcome
+//	                                            counts pages, bytes and time;
+//	                                            "older-then-next" follows
+//	                                            older_cursor, then from the
+//	                                            oldest page's next_cursor
+//	                                            onwards into PATH.next
 //
 // Without an exit step the agent stays alive after its script (with its
 // session closed) until the test closes its tab.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +50,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -55,6 +73,10 @@ type step struct {
 	Nvim    string `json:"nvim,omitempty"`
 	Lua     string `json:"lua,omitempty"`
 	LuaArgs []any  `json:"lua_args,omitempty"`
+	// Follow and Out are for pages: which cursor to follow, and the file
+	// the pages are written to.
+	Follow string `json:"follow,omitempty"`
+	Out    string `json:"out,omitempty"`
 }
 
 // outcome is one line of the output file.
@@ -136,11 +158,16 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 			for {
 				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: s.Tool, Arguments: args})
 				o.Result, o.Error = res, errString(err)
+				if err == nil {
+					stepResults[i] = res.StructuredContent
+				}
 				if !s.Retry || (err == nil && !res.IsError) || time.Now().After(deadline) {
 					break
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
+		case "pages":
+			o.Result, o.Error = pages(cctx, cs, s)
 		case "ping":
 			o.Error = errString(cs.Ping(cctx, nil))
 		case "wait":
@@ -167,6 +194,102 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 		emit(o)
 	}
 	return nil
+}
+
+// pageStats is the outcome of a pages step.
+type pageStats struct {
+	Pages int `json:"pages"`
+	// TextBytes counts the text of the results' content, what a model
+	// reads; MaxTextBytes is the largest one page brought.
+	TextBytes    int   `json:"text_bytes"`
+	MaxTextBytes int   `json:"max_text_bytes"`
+	Millis       int64 `json:"ms"`
+}
+
+// pages runs a pages step: calls following a cursor until it ends.
+func pages(ctx context.Context, cs *mcp.ClientSession, s step) (any, string) {
+	var st pageStats
+	start := time.Now()
+	args := expand(s.Args)
+	follow := s.Follow
+	then := ""
+	if follow == "older-then-next" {
+		follow, then = "older", "next"
+	}
+	last, err := follow1(ctx, cs, s, args, follow, s.Out, &st)
+	if err == nil && then != "" {
+		args = map[string]any{"terminal_id": args["terminal_id"], "cursor": last}
+		if mb, ok := s.Args["max_bytes"]; ok {
+			args["max_bytes"] = mb
+		}
+		_, err = follow1(ctx, cs, s, args, then, s.Out+".next", &st)
+	}
+	st.Millis = time.Since(start).Milliseconds()
+	if err != nil {
+		return st, err.Error()
+	}
+	return st, ""
+}
+
+// follow1 calls s.Tool with args, then again with the cursor follow names
+// until it ends, writing each structuredContent as a line of out. It
+// returns the last result's next_cursor.
+func follow1(ctx context.Context, cs *mcp.ClientSession, s step, args map[string]any, follow, out string, st *pageStats) (string, error) {
+	f, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	for {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: s.Tool, Arguments: args})
+		if err != nil {
+			return "", err
+		}
+		if res.IsError {
+			return "", fmt.Errorf("page %d: %s", st.Pages, textOf(res))
+		}
+		st.Pages++
+		n := len(textOf(res))
+		st.TextBytes += n
+		st.MaxTextBytes = max(st.MaxTextBytes, n)
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return "", err
+		}
+		w.Write(append(b, '\n'))
+		var sc struct {
+			Older string `json:"older_cursor"`
+			Next  string `json:"next_cursor"`
+			More  bool   `json:"more"`
+		}
+		json.Unmarshal(b, &sc)
+		next := ""
+		switch {
+		case follow == "older":
+			next = sc.Older
+		case follow == "next" && sc.More:
+			next = sc.Next
+		}
+		if next == "" {
+			return sc.Next, w.Flush()
+		}
+		args = map[string]any{"terminal_id": args["terminal_id"], "cursor": next}
+		if mb, ok := s.Args["max_bytes"]; ok {
+			args["max_bytes"] = mb
+		}
+	}
+}
+
+// textOf joins a result's text content.
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
 }
 
 // bench alternates a tool call through the gateway with a direct
@@ -200,11 +323,39 @@ func bench(ctx context.Context, cs *mcp.ClientSession, s step) (any, string) {
 // expand replaces string arguments "$PHANTOM_TAB_ID" with this tab's id,
 // and "$FILE:PATH" with what the file PATH holds (trimmed), so that a test
 // can hand the agent values it learns only while the script runs.
+// stepResults are the call steps' structuredContent, by step, for
+// "$STEP:N.path" arguments.
+var stepResults = map[int]any{}
+
+// fromStep reads "N.a.b" (the field a.b of step N's structuredContent, as
+// JSON decodes it) for an argument "$STEP:N.a.b"; nil when absent.
+func fromStep(ref string) any {
+	parts := strings.Split(ref, ".")
+	n, err := strconv.Atoi(parts[0])
+	if err != nil {
+		return nil
+	}
+	b, _ := json.Marshal(stepResults[n])
+	var v any
+	json.Unmarshal(b, &v)
+	for _, p := range parts[1:] {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
 func expand(args map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range args {
 		if v == "$PHANTOM_TAB_ID" {
 			v = os.Getenv("PHANTOM_TAB_ID")
+		}
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "$STEP:") {
+			v = fromStep(strings.TrimPrefix(s, "$STEP:"))
 		}
 		if s, ok := v.(string); ok && strings.HasPrefix(s, "$FILE:") {
 			b, _ := os.ReadFile(strings.TrimPrefix(s, "$FILE:"))

@@ -178,6 +178,11 @@ type Tool struct {
 	// Request fields the permission sheet shows besides the reach target,
 	// e.g. the command run_command would type.
 	SubjectFields []string `protobuf:"bytes,9,rep,name=subject_fields,json=subjectFields,proto3" json:"subject_fields,omitempty"`
+	// Capabilities a call needs besides capability when a request field is
+	// set (not its zero value), e.g. run_command with wait_seconds returns
+	// the command's output, so it needs read as well as run. One sheet asks
+	// for all of them, with the same reach.
+	Also          []*ConditionalCapability `protobuf:"bytes,10,rep,name=also,proto3" json:"also,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -275,6 +280,68 @@ func (x *Tool) GetSubjectFields() []string {
 	return nil
 }
 
+func (x *Tool) GetAlso() []*ConditionalCapability {
+	if x != nil {
+		return x.Also
+	}
+	return nil
+}
+
+// ConditionalCapability is a capability a call needs when a field is set.
+type ConditionalCapability struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The further capability.
+	Capability Capability `protobuf:"varint,1,opt,name=capability,proto3,enum=phantom.mcp.v1.Capability" json:"capability,omitempty"`
+	// The request field (a scalar) whose being set, not zero, brings it.
+	WhenSet       string `protobuf:"bytes,2,opt,name=when_set,json=whenSet,proto3" json:"when_set,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConditionalCapability) Reset() {
+	*x = ConditionalCapability{}
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConditionalCapability) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConditionalCapability) ProtoMessage() {}
+
+func (x *ConditionalCapability) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConditionalCapability.ProtoReflect.Descriptor instead.
+func (*ConditionalCapability) Descriptor() ([]byte, []int) {
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ConditionalCapability) GetCapability() Capability {
+	if x != nil {
+		return x.Capability
+	}
+	return Capability_CAPABILITY_UNSPECIFIED
+}
+
+func (x *ConditionalCapability) GetWhenSet() string {
+	if x != nil {
+		return x.WhenSet
+	}
+	return ""
+}
+
 // Reach names the request field that decides how far a call reaches.
 type Reach struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -289,7 +356,7 @@ type Reach struct {
 
 func (x *Reach) Reset() {
 	*x = Reach{}
-	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -301,7 +368,7 @@ func (x *Reach) String() string {
 func (*Reach) ProtoMessage() {}
 
 func (x *Reach) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -314,7 +381,7 @@ func (x *Reach) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reach.ProtoReflect.Descriptor instead.
 func (*Reach) Descriptor() ([]byte, []int) {
-	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Reach) GetKind() ReachKind {
@@ -371,7 +438,7 @@ var File_phantom_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xcb\x02\n" +
+	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\x86\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12 \n" +
@@ -385,7 +452,14 @@ const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"capability\x18\a \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
 	"capability\x12+\n" +
 	"\x05reach\x18\b \x01(\v2\x15.phantom.mcp.v1.ReachR\x05reach\x12%\n" +
-	"\x0esubject_fields\x18\t \x03(\tR\rsubjectFields\"L\n" +
+	"\x0esubject_fields\x18\t \x03(\tR\rsubjectFields\x129\n" +
+	"\x04also\x18\n" +
+	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\"n\n" +
+	"\x15ConditionalCapability\x12:\n" +
+	"\n" +
+	"capability\x18\x01 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
+	"capability\x12\x19\n" +
+	"\bwhen_set\x18\x02 \x01(\tR\awhenSet\"L\n" +
 	"\x05Reach\x12-\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x19.phantom.mcp.v1.ReachKindR\x04kind\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field*\x99\x01\n" +
@@ -418,27 +492,30 @@ func file_phantom_mcp_v1_options_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_phantom_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_phantom_mcp_v1_options_proto_goTypes = []any{
 	(Capability)(0),                     // 0: phantom.mcp.v1.Capability
 	(ReachKind)(0),                      // 1: phantom.mcp.v1.ReachKind
 	(*Tool)(nil),                        // 2: phantom.mcp.v1.Tool
-	(*Reach)(nil),                       // 3: phantom.mcp.v1.Reach
-	(*descriptorpb.MethodOptions)(nil),  // 4: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 5: google.protobuf.ServiceOptions
+	(*ConditionalCapability)(nil),       // 3: phantom.mcp.v1.ConditionalCapability
+	(*Reach)(nil),                       // 4: phantom.mcp.v1.Reach
+	(*descriptorpb.MethodOptions)(nil),  // 5: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 6: google.protobuf.ServiceOptions
 }
 var file_phantom_mcp_v1_options_proto_depIdxs = []int32{
 	0, // 0: phantom.mcp.v1.Tool.capability:type_name -> phantom.mcp.v1.Capability
-	3, // 1: phantom.mcp.v1.Tool.reach:type_name -> phantom.mcp.v1.Reach
-	1, // 2: phantom.mcp.v1.Reach.kind:type_name -> phantom.mcp.v1.ReachKind
-	4, // 3: phantom.mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	5, // 4: phantom.mcp.v1.daemon:extendee -> google.protobuf.ServiceOptions
-	2, // 5: phantom.mcp.v1.tool:type_name -> phantom.mcp.v1.Tool
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	5, // [5:6] is the sub-list for extension type_name
-	3, // [3:5] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 1: phantom.mcp.v1.Tool.reach:type_name -> phantom.mcp.v1.Reach
+	3, // 2: phantom.mcp.v1.Tool.also:type_name -> phantom.mcp.v1.ConditionalCapability
+	0, // 3: phantom.mcp.v1.ConditionalCapability.capability:type_name -> phantom.mcp.v1.Capability
+	1, // 4: phantom.mcp.v1.Reach.kind:type_name -> phantom.mcp.v1.ReachKind
+	5, // 5: phantom.mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	6, // 6: phantom.mcp.v1.daemon:extendee -> google.protobuf.ServiceOptions
+	2, // 7: phantom.mcp.v1.tool:type_name -> phantom.mcp.v1.Tool
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	7, // [7:8] is the sub-list for extension type_name
+	5, // [5:7] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_phantom_mcp_v1_options_proto_init() }
@@ -452,7 +529,7 @@ func file_phantom_mcp_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_mcp_v1_options_proto_rawDesc), len(file_phantom_mcp_v1_options_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 2,
 			NumServices:   0,
 		},

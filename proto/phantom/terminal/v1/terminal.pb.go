@@ -139,7 +139,7 @@ func (x WatchTerminalsResponse_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WatchTerminalsResponse_Kind.Descriptor instead.
 func (WatchTerminalsResponse_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{22, 0}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{24, 0}
 }
 
 // Process is a running process.
@@ -249,7 +249,13 @@ type Terminal struct {
 	NameSetByAgent bool `protobuf:"varint,22,opt,name=name_set_by_agent,json=nameSetByAgent,proto3" json:"name_set_by_agent,omitempty"`
 	// True when the tab runs its window's editor (the Neovim the editor
 	// tools drive: list_panes, open_file, reveal_line, ...).
-	Editor        bool `protobuf:"varint,23,opt,name=editor,proto3" json:"editor,omitempty"`
+	Editor bool `protobuf:"varint,23,opt,name=editor,proto3" json:"editor,omitempty"`
+	// The last command the tab's shell finished, as shell integration
+	// (bash, zsh and fish tabs) reported it: its text, exit code and when it
+	// finished; its output is not included (read_output with last_command
+	// reads it). Absent when the shell has no integration or has not
+	// finished a command yet.
+	LastCommand   *CommandResult `protobuf:"bytes,24,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -445,6 +451,231 @@ func (x *Terminal) GetEditor() bool {
 	return false
 }
 
+func (x *Terminal) GetLastCommand() *CommandResult {
+	if x != nil {
+		return x.LastCommand
+	}
+	return nil
+}
+
+// CommandResult is one command a tab's shell ran, as shell integration
+// (OSC 133 marks) or run_command's wait saw it.
+type CommandResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The command line as the shell showed it after its prompt (for a
+	// command typed by run_command, exactly what was typed). Several lines
+	// for a continued command.
+	Command string `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	// The command's exit status (128+N when killed by signal N). Absent when
+	// it is not known: in a tab without shell integration (such as sh), or
+	// while the command still runs.
+	ExitCode *int32 `protobuf:"varint,2,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	// When the command started, RFC 3339 with milliseconds, UTC.
+	StartedAt string `protobuf:"bytes,3,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// When the command finished, RFC 3339 with milliseconds, UTC; empty
+	// while it still runs.
+	FinishedAt string `protobuf:"bytes,4,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// How long it ran (so far, while it still runs), in milliseconds.
+	DurationMs int64 `protobuf:"varint,5,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	// The command's own output, rendered as text: only the lines it printed
+	// between its start and its end, oldest first, made thrifty (see
+	// compaction). When it printed more than max_lines lines (or max_bytes),
+	// these are the last ones and truncated is true.
+	Output []string `protobuf:"bytes,6,rep,name=output,proto3" json:"output,omitempty"`
+	// True when output holds only the last of the command's lines:
+	// total_lines says how many there were; read_output with
+	// cursor=output_cursor reads all of them exactly.
+	Truncated bool `protobuf:"varint,7,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// How many lines the command printed in all (so far).
+	TotalLines uint64 `protobuf:"varint,8,opt,name=total_lines,json=totalLines,proto3" json:"total_lines,omitempty"`
+	// Reads the command's output exactly, from its first line, with
+	// read_output (cursor=output_cursor): every line as the tab has it, none
+	// compacted.
+	OutputCursor string `protobuf:"bytes,9,opt,name=output_cursor,json=outputCursor,proto3" json:"output_cursor,omitempty"`
+	// What was done to save tokens in output.
+	Compaction *Compaction `protobuf:"bytes,10,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// What the output leaves out and how to get it, in words; empty when
+	// nothing was left out.
+	Note          string `protobuf:"bytes,11,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommandResult) Reset() {
+	*x = CommandResult{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommandResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommandResult) ProtoMessage() {}
+
+func (x *CommandResult) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommandResult.ProtoReflect.Descriptor instead.
+func (*CommandResult) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CommandResult) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *CommandResult) GetExitCode() int32 {
+	if x != nil && x.ExitCode != nil {
+		return *x.ExitCode
+	}
+	return 0
+}
+
+func (x *CommandResult) GetStartedAt() string {
+	if x != nil {
+		return x.StartedAt
+	}
+	return ""
+}
+
+func (x *CommandResult) GetFinishedAt() string {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return ""
+}
+
+func (x *CommandResult) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
+func (x *CommandResult) GetOutput() []string {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *CommandResult) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *CommandResult) GetTotalLines() uint64 {
+	if x != nil {
+		return x.TotalLines
+	}
+	return 0
+}
+
+func (x *CommandResult) GetOutputCursor() string {
+	if x != nil {
+		return x.OutputCursor
+	}
+	return ""
+}
+
+func (x *CommandResult) GetCompaction() *Compaction {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
+func (x *CommandResult) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// Compaction says what was done to a command's output to save tokens.
+// Nothing is lost: read_output with the output_cursor returns every line
+// exactly. Trailing spaces are always trimmed (terminal rows are padded
+// with them).
+type Compaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Blank lines removed: each run of blank lines is collapsed into one.
+	BlankLinesRemoved uint32 `protobuf:"varint,1,opt,name=blank_lines_removed,json=blankLinesRemoved,proto3" json:"blank_lines_removed,omitempty"`
+	// Lines cut because they were very long (over 2,000 bytes): each keeps
+	// its first 1,000 bytes, followed by a marker "[… N more bytes cut]".
+	LinesCut uint32 `protobuf:"varint,2,opt,name=lines_cut,json=linesCut,proto3" json:"lines_cut,omitempty"`
+	// Bytes left out of the cut lines in all.
+	BytesCut      uint64 `protobuf:"varint,3,opt,name=bytes_cut,json=bytesCut,proto3" json:"bytes_cut,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Compaction) Reset() {
+	*x = Compaction{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compaction) ProtoMessage() {}
+
+func (x *Compaction) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
+func (*Compaction) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Compaction) GetBlankLinesRemoved() uint32 {
+	if x != nil {
+		return x.BlankLinesRemoved
+	}
+	return 0
+}
+
+func (x *Compaction) GetLinesCut() uint32 {
+	if x != nil {
+		return x.LinesCut
+	}
+	return 0
+}
+
+func (x *Compaction) GetBytesCut() uint64 {
+	if x != nil {
+		return x.BytesCut
+	}
+	return 0
+}
+
 // Group is a named, coloured set of tabs in one window.
 type Group struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -464,7 +695,7 @@ type Group struct {
 
 func (x *Group) Reset() {
 	*x = Group{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[2]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +707,7 @@ func (x *Group) String() string {
 func (*Group) ProtoMessage() {}
 
 func (x *Group) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[2]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +720,7 @@ func (x *Group) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Group.ProtoReflect.Descriptor instead.
 func (*Group) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{2}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Group) GetId() string {
@@ -546,7 +777,7 @@ type Window struct {
 
 func (x *Window) Reset() {
 	*x = Window{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[3]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +789,7 @@ func (x *Window) String() string {
 func (*Window) ProtoMessage() {}
 
 func (x *Window) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[3]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +802,7 @@ func (x *Window) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Window.ProtoReflect.Descriptor instead.
 func (*Window) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{3}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Window) GetId() string {
@@ -624,7 +855,7 @@ type ThemeColor struct {
 
 func (x *ThemeColor) Reset() {
 	*x = ThemeColor{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[4]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +867,7 @@ func (x *ThemeColor) String() string {
 func (*ThemeColor) ProtoMessage() {}
 
 func (x *ThemeColor) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[4]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +880,7 @@ func (x *ThemeColor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThemeColor.ProtoReflect.Descriptor instead.
 func (*ThemeColor) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{4}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ThemeColor) GetName() string {
@@ -673,16 +904,21 @@ func (x *ThemeColor) GetAnsi256() int32 {
 	return 0
 }
 
-// ListTerminalsRequest takes no arguments.
+// ListTerminalsRequest takes no arguments from agents.
 type ListTerminalsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this tab, its status computed at the time of the call; NOT_FOUND
+	// if there is none. For the gateway, which learns the calling tab's
+	// directory so at a cost that does not grow with the tabs; hidden from
+	// agents.
+	TerminalId    string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListTerminalsRequest) Reset() {
 	*x = ListTerminalsRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[5]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -694,7 +930,7 @@ func (x *ListTerminalsRequest) String() string {
 func (*ListTerminalsRequest) ProtoMessage() {}
 
 func (x *ListTerminalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[5]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -707,7 +943,14 @@ func (x *ListTerminalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTerminalsRequest.ProtoReflect.Descriptor instead.
 func (*ListTerminalsRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{5}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListTerminalsRequest) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
 }
 
 // ListTerminalsResponse lists every tab.
@@ -721,7 +964,7 @@ type ListTerminalsResponse struct {
 
 func (x *ListTerminalsResponse) Reset() {
 	*x = ListTerminalsResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[6]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +976,7 @@ func (x *ListTerminalsResponse) String() string {
 func (*ListTerminalsResponse) ProtoMessage() {}
 
 func (x *ListTerminalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[6]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +989,7 @@ func (x *ListTerminalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTerminalsResponse.ProtoReflect.Descriptor instead.
 func (*ListTerminalsResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{6}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListTerminalsResponse) GetTerminals() []*Terminal {
@@ -788,7 +1031,7 @@ type CreateTerminalRequest struct {
 
 func (x *CreateTerminalRequest) Reset() {
 	*x = CreateTerminalRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[7]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +1043,7 @@ func (x *CreateTerminalRequest) String() string {
 func (*CreateTerminalRequest) ProtoMessage() {}
 
 func (x *CreateTerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[7]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +1056,7 @@ func (x *CreateTerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTerminalRequest.ProtoReflect.Descriptor instead.
 func (*CreateTerminalRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{7}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateTerminalRequest) GetDirectory() string {
@@ -897,7 +1140,7 @@ type CreateTerminalResponse struct {
 
 func (x *CreateTerminalResponse) Reset() {
 	*x = CreateTerminalResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[8]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1152,7 @@ func (x *CreateTerminalResponse) String() string {
 func (*CreateTerminalResponse) ProtoMessage() {}
 
 func (x *CreateTerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[8]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1165,7 @@ func (x *CreateTerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTerminalResponse.ProtoReflect.Descriptor instead.
 func (*CreateTerminalResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{8}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateTerminalResponse) GetTerminal() *Terminal {
@@ -932,20 +1175,59 @@ func (x *CreateTerminalResponse) GetTerminal() *Terminal {
 	return nil
 }
 
-// ReadOutputRequest names a tab and how much to read.
+// ReadOutputRequest names a tab and what to read.
+//
+// Every line a tab prints gets a sequence number, one more than the line
+// before; numbers survive the scrollback dropping its oldest lines. Lines still on the visible screen are live: a program can
+// redraw or erase them until they scroll into the scrollback.
 type ReadOutputRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tab to read.
 	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
-	// How many of the last lines to return; default 100.
-	Lines         *int32 `protobuf:"varint,2,opt,name=lines,proto3,oneof" json:"lines,omitempty"`
+	// Without cursor: how many of the last lines to read (default 100). With
+	// a cursor: the most lines to return (default: as many as fit
+	// max_bytes). With wait_for and no cursor: the search starts at the
+	// first of the last `lines` lines. With last_command: the most output
+	// lines to return (default 200; its last ones when there are more).
+	Lines *int32 `protobuf:"varint,2,opt,name=lines,proto3,oneof" json:"lines,omitempty"`
+	// Where to continue: the next_cursor or older_cursor of an earlier
+	// response for the same tab, as given (its content is not part of the
+	// contract). Empty to read the last lines.
+	Cursor string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The most bytes of text in one response, counting each line's UTF-8
+	// bytes plus one for its line break (default 65536, from 1024 to
+	// 1048576). The default, 64 KiB, is about 16,000 tokens of typical
+	// terminal text: it stays under the ~25,000-token limit at which Claude
+	// Code truncates a tool result, with room for the JSON around the lines.
+	// Text in CJK scripts or binary garbage takes more tokens per byte: ask
+	// for less there.
+	MaxBytes *int32 `protobuf:"varint,4,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	// Return the last command the tab's shell finished instead of lines, in
+	// last_command: its text, exit code and its own output (only the lines
+	// between its start and its end). Needs shell integration (bash, zsh
+	// and fish tabs); lines, max_bytes limit its output. Not with cursor or
+	// wait_for.
+	LastCommand bool `protobuf:"varint,5,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
+	// Wait for this before returning: a regular expression (RE2 syntax, as
+	// Go's regexp; matched against each rendered line, e.g. "listening on
+	// port [0-9]+" or "(?i)error") or the word "idle" (the tab's shell is
+	// back at its prompt: list_terminals' idle). The search starts at the
+	// cursor when given, else at the first of the last `lines` lines (what
+	// a read without cursor would return). On a match the response's lines
+	// start at the matching line; with "idle" they are what was printed from
+	// the start of the search on. If wait_seconds pass first, wait_timed_out
+	// is true and the lines are what came from the start on.
+	WaitFor string `protobuf:"bytes,6,opt,name=wait_for,json=waitFor,proto3" json:"wait_for,omitempty"`
+	// How long wait_for may wait, in seconds (default 30, at most 600). Some
+	// agents give up on a tool call sooner (Codex after 60 s by default).
+	WaitSeconds   *int32 `protobuf:"varint,7,opt,name=wait_seconds,json=waitSeconds,proto3,oneof" json:"wait_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReadOutputRequest) Reset() {
 	*x = ReadOutputRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[9]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1239,7 @@ func (x *ReadOutputRequest) String() string {
 func (*ReadOutputRequest) ProtoMessage() {}
 
 func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[9]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1252,7 @@ func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOutputRequest.ProtoReflect.Descriptor instead.
 func (*ReadOutputRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{9}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReadOutputRequest) GetTerminalId() string {
@@ -987,20 +1269,98 @@ func (x *ReadOutputRequest) GetLines() int32 {
 	return 0
 }
 
-// ReadOutputResponse carries rendered text.
+func (x *ReadOutputRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+func (x *ReadOutputRequest) GetMaxBytes() int32 {
+	if x != nil && x.MaxBytes != nil {
+		return *x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ReadOutputRequest) GetLastCommand() bool {
+	if x != nil {
+		return x.LastCommand
+	}
+	return false
+}
+
+func (x *ReadOutputRequest) GetWaitFor() string {
+	if x != nil {
+		return x.WaitFor
+	}
+	return ""
+}
+
+func (x *ReadOutputRequest) GetWaitSeconds() int32 {
+	if x != nil && x.WaitSeconds != nil {
+		return *x.WaitSeconds
+	}
+	return 0
+}
+
+// ReadOutputResponse carries rendered text and the cursors to continue.
 type ReadOutputResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tab read.
 	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
-	// The last lines, oldest first, as plain text.
-	Lines         []string `protobuf:"bytes,2,rep,name=lines,proto3" json:"lines,omitempty"`
+	// The lines, oldest first, as plain text. The first may begin inside a
+	// line (first_line_offset) and the last may stop inside one
+	// (last_line_cut) when that line is longer than max_bytes.
+	Lines []string `protobuf:"bytes,2,rep,name=lines,proto3" json:"lines,omitempty"`
+	// The sequence number of lines[0]; lines[i] is line first_seq + i (0 on
+	// the alternate screen, whose rows are not numbered).
+	FirstSeq uint64 `protobuf:"varint,3,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"`
+	// When not 0, lines[0] is the part of its line from this byte on: the
+	// bytes before it came in another response (or were trimmed).
+	FirstLineOffset uint64 `protobuf:"varint,4,opt,name=first_line_offset,json=firstLineOffset,proto3" json:"first_line_offset,omitempty"`
+	// True when the last entry of lines stops inside its line, which is
+	// longer than max_bytes: its rest comes with next_cursor.
+	LastLineCut bool `protobuf:"varint,5,opt,name=last_line_cut,json=lastLineCut,proto3" json:"last_line_cut,omitempty"`
+	// Continues after the newest text returned: with it as cursor, a later
+	// read returns only what came after (more of the same line included).
+	NextCursor string `protobuf:"bytes,6,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// True when text after next_cursor is already there (a read with a
+	// cursor stopped at max_bytes or lines): call again with next_cursor.
+	More bool `protobuf:"varint,7,opt,name=more,proto3" json:"more,omitempty"`
+	// Reads the text just before lines[0] that this read left out for
+	// max_bytes or lines, within the lines asked for; empty when nothing is
+	// left.
+	OlderCursor string `protobuf:"bytes,8,opt,name=older_cursor,json=olderCursor,proto3" json:"older_cursor,omitempty"`
+	// How many of the lines asked for were already dropped from the
+	// scrollback (it keeps the newest rows, 100,000 by default), so could not
+	// be returned.
+	TrimmedLines uint64 `protobuf:"varint,9,opt,name=trimmed_lines,json=trimmedLines,proto3" json:"trimmed_lines,omitempty"`
+	// True when a full-screen program (the alternate screen: an editor, a
+	// pager, top) runs in the tab: a read without cursor returns its visible
+	// rows, one line per row, and cursors read the history before it.
+	AlternateScreen bool `protobuf:"varint,10,opt,name=alternate_screen,json=alternateScreen,proto3" json:"alternate_screen,omitempty"`
+	// What was left out and how to read it, in words; empty when the
+	// response holds everything asked for.
+	Note string `protobuf:"bytes,11,opt,name=note,proto3" json:"note,omitempty"`
+	// With last_command: the last command the shell finished and its
+	// output.
+	LastCommand *CommandResult `protobuf:"bytes,12,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
+	// With wait_for: true when the pattern matched (or the tab went idle)
+	// within wait_seconds.
+	WaitMatched bool `protobuf:"varint,13,opt,name=wait_matched,json=waitMatched,proto3" json:"wait_matched,omitempty"`
+	// With wait_for: true when wait_seconds passed without a match.
+	WaitTimedOut bool `protobuf:"varint,14,opt,name=wait_timed_out,json=waitTimedOut,proto3" json:"wait_timed_out,omitempty"`
+	// With wait_for and a match: the sequence number of the matching line
+	// (lines[0] when the response starts there).
+	MatchedSeq    uint64 `protobuf:"varint,15,opt,name=matched_seq,json=matchedSeq,proto3" json:"matched_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReadOutputResponse) Reset() {
 	*x = ReadOutputResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[10]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1372,7 @@ func (x *ReadOutputResponse) String() string {
 func (*ReadOutputResponse) ProtoMessage() {}
 
 func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[10]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1385,7 @@ func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOutputResponse.ProtoReflect.Descriptor instead.
 func (*ReadOutputResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{10}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReadOutputResponse) GetTerminalId() string {
@@ -1042,20 +1402,126 @@ func (x *ReadOutputResponse) GetLines() []string {
 	return nil
 }
 
+func (x *ReadOutputResponse) GetFirstSeq() uint64 {
+	if x != nil {
+		return x.FirstSeq
+	}
+	return 0
+}
+
+func (x *ReadOutputResponse) GetFirstLineOffset() uint64 {
+	if x != nil {
+		return x.FirstLineOffset
+	}
+	return 0
+}
+
+func (x *ReadOutputResponse) GetLastLineCut() bool {
+	if x != nil {
+		return x.LastLineCut
+	}
+	return false
+}
+
+func (x *ReadOutputResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *ReadOutputResponse) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+func (x *ReadOutputResponse) GetOlderCursor() string {
+	if x != nil {
+		return x.OlderCursor
+	}
+	return ""
+}
+
+func (x *ReadOutputResponse) GetTrimmedLines() uint64 {
+	if x != nil {
+		return x.TrimmedLines
+	}
+	return 0
+}
+
+func (x *ReadOutputResponse) GetAlternateScreen() bool {
+	if x != nil {
+		return x.AlternateScreen
+	}
+	return false
+}
+
+func (x *ReadOutputResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *ReadOutputResponse) GetLastCommand() *CommandResult {
+	if x != nil {
+		return x.LastCommand
+	}
+	return nil
+}
+
+func (x *ReadOutputResponse) GetWaitMatched() bool {
+	if x != nil {
+		return x.WaitMatched
+	}
+	return false
+}
+
+func (x *ReadOutputResponse) GetWaitTimedOut() bool {
+	if x != nil {
+		return x.WaitTimedOut
+	}
+	return false
+}
+
+func (x *ReadOutputResponse) GetMatchedSeq() uint64 {
+	if x != nil {
+		return x.MatchedSeq
+	}
+	return 0
+}
+
 // RunCommandRequest names a tab and the line to type.
 type RunCommandRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The idle tab to type into.
 	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
 	// One command line, without newlines or control characters.
-	Command       string `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Command string `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	// Wait up to this many seconds for the command to end and return its
+	// result (exit code, duration, output); 0 (the default) only types it.
+	// At most 600; some agents give up on a tool call sooner (Codex after
+	// 60 s by default). The end is the shell's end-of-command mark in bash,
+	// zsh and fish tabs; in a tab without shell integration (such as sh)
+	// it is the shell taking the terminal back with no output for a moment,
+	// and the exit code is unknown. Needs the read permission too.
+	WaitSeconds int32 `protobuf:"varint,3,opt,name=wait_seconds,json=waitSeconds,proto3" json:"wait_seconds,omitempty"`
+	// With wait_seconds: the most output lines to return (default 200,
+	// from 1 to 100000); a longer output returns its last lines and
+	// truncated.
+	MaxLines *int32 `protobuf:"varint,4,opt,name=max_lines,json=maxLines,proto3,oneof" json:"max_lines,omitempty"`
+	// With wait_seconds: the most bytes of output to return, as read_output's
+	// max_bytes (default 65536, from 1024 to 1048576).
+	MaxBytes      *int32 `protobuf:"varint,5,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunCommandRequest) Reset() {
 	*x = RunCommandRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[11]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1533,7 @@ func (x *RunCommandRequest) String() string {
 func (*RunCommandRequest) ProtoMessage() {}
 
 func (x *RunCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[11]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1546,7 @@ func (x *RunCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCommandRequest.ProtoReflect.Descriptor instead.
 func (*RunCommandRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{11}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunCommandRequest) GetTerminalId() string {
@@ -1097,18 +1563,62 @@ func (x *RunCommandRequest) GetCommand() string {
 	return ""
 }
 
-// RunCommandResponse confirms the command was typed.
+func (x *RunCommandRequest) GetWaitSeconds() int32 {
+	if x != nil {
+		return x.WaitSeconds
+	}
+	return 0
+}
+
+func (x *RunCommandRequest) GetMaxLines() int32 {
+	if x != nil && x.MaxLines != nil {
+		return *x.MaxLines
+	}
+	return 0
+}
+
+func (x *RunCommandRequest) GetMaxBytes() int32 {
+	if x != nil && x.MaxBytes != nil {
+		return *x.MaxBytes
+	}
+	return 0
+}
+
+// RunCommandResponse confirms the command was typed and, with
+// wait_seconds, says how it went.
 type RunCommandResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The tab after the command was typed.
-	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// The tab after the command was typed (or ended, with wait_seconds).
+	Terminal *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// With wait_seconds: the command, its exit code, duration and output
+	// (so far, when still_running).
+	Result *CommandResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	// With wait_seconds: true when the command had not ended when the time
+	// was up. Continue with read_output: cursor=next_cursor returns what it
+	// prints next; wait_for "idle" waits for it to end.
+	StillRunning bool `protobuf:"varint,3,opt,name=still_running,json=stillRunning,proto3" json:"still_running,omitempty"`
+	// A read_output cursor. With wait_seconds: just after the output
+	// returned, so it reads only what the tab prints next. Without: from
+	// just before the command was typed, so read_output with it (and
+	// wait_for, e.g. the line a dev server prints when ready) sees all the
+	// command prints, however fast.
+	NextCursor string `protobuf:"bytes,4,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// With wait_seconds: how the end was seen: "exit_mark" (the shell's
+	// end-of-command mark; exit_code is exact), "idle" (no shell
+	// integration: the shell had the terminal back and printed nothing for
+	// a moment; exit_code unknown), "prompt" (the shell showed its prompt
+	// again without running anything: an empty line, a comment, an
+	// unfinished line it rejected; output holds its message if any) or
+	// "tab_exited" (the command ended the tab's shell, e.g. exit; exit_code
+	// is the shell's status). Empty while still running.
+	EndedBy       string `protobuf:"bytes,5,opt,name=ended_by,json=endedBy,proto3" json:"ended_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunCommandResponse) Reset() {
 	*x = RunCommandResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[12]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1630,7 @@ func (x *RunCommandResponse) String() string {
 func (*RunCommandResponse) ProtoMessage() {}
 
 func (x *RunCommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[12]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1643,7 @@ func (x *RunCommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunCommandResponse.ProtoReflect.Descriptor instead.
 func (*RunCommandResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{12}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RunCommandResponse) GetTerminal() *Terminal {
@@ -1141,6 +1651,34 @@ func (x *RunCommandResponse) GetTerminal() *Terminal {
 		return x.Terminal
 	}
 	return nil
+}
+
+func (x *RunCommandResponse) GetResult() *CommandResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *RunCommandResponse) GetStillRunning() bool {
+	if x != nil {
+		return x.StillRunning
+	}
+	return false
+}
+
+func (x *RunCommandResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *RunCommandResponse) GetEndedBy() string {
+	if x != nil {
+		return x.EndedBy
+	}
+	return ""
 }
 
 // FocusTerminalRequest names the tab to bring forward.
@@ -1154,7 +1692,7 @@ type FocusTerminalRequest struct {
 
 func (x *FocusTerminalRequest) Reset() {
 	*x = FocusTerminalRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[13]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1704,7 @@ func (x *FocusTerminalRequest) String() string {
 func (*FocusTerminalRequest) ProtoMessage() {}
 
 func (x *FocusTerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[13]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1717,7 @@ func (x *FocusTerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FocusTerminalRequest.ProtoReflect.Descriptor instead.
 func (*FocusTerminalRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{13}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FocusTerminalRequest) GetTerminalId() string {
@@ -1200,7 +1738,7 @@ type FocusTerminalResponse struct {
 
 func (x *FocusTerminalResponse) Reset() {
 	*x = FocusTerminalResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[14]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1750,7 @@ func (x *FocusTerminalResponse) String() string {
 func (*FocusTerminalResponse) ProtoMessage() {}
 
 func (x *FocusTerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[14]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1763,7 @@ func (x *FocusTerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FocusTerminalResponse.ProtoReflect.Descriptor instead.
 func (*FocusTerminalResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{14}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FocusTerminalResponse) GetTerminal() *Terminal {
@@ -1252,7 +1790,7 @@ type UpdateTerminalRequest struct {
 
 func (x *UpdateTerminalRequest) Reset() {
 	*x = UpdateTerminalRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[15]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1802,7 @@ func (x *UpdateTerminalRequest) String() string {
 func (*UpdateTerminalRequest) ProtoMessage() {}
 
 func (x *UpdateTerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[15]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1815,7 @@ func (x *UpdateTerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTerminalRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTerminalRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{15}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UpdateTerminalRequest) GetTerminalId() string {
@@ -1319,7 +1857,7 @@ type UpdateTerminalResponse struct {
 
 func (x *UpdateTerminalResponse) Reset() {
 	*x = UpdateTerminalResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[16]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1869,7 @@ func (x *UpdateTerminalResponse) String() string {
 func (*UpdateTerminalResponse) ProtoMessage() {}
 
 func (x *UpdateTerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[16]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1882,7 @@ func (x *UpdateTerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTerminalResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTerminalResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{16}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UpdateTerminalResponse) GetTerminal() *Terminal {
@@ -1365,7 +1903,7 @@ type CloseTerminalRequest struct {
 
 func (x *CloseTerminalRequest) Reset() {
 	*x = CloseTerminalRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[17]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1915,7 @@ func (x *CloseTerminalRequest) String() string {
 func (*CloseTerminalRequest) ProtoMessage() {}
 
 func (x *CloseTerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[17]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1928,7 @@ func (x *CloseTerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTerminalRequest.ProtoReflect.Descriptor instead.
 func (*CloseTerminalRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{17}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CloseTerminalRequest) GetTerminalId() string {
@@ -1409,7 +1947,7 @@ type CloseTerminalResponse struct {
 
 func (x *CloseTerminalResponse) Reset() {
 	*x = CloseTerminalResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[18]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1421,7 +1959,7 @@ func (x *CloseTerminalResponse) String() string {
 func (*CloseTerminalResponse) ProtoMessage() {}
 
 func (x *CloseTerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[18]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1434,7 +1972,7 @@ func (x *CloseTerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTerminalResponse.ProtoReflect.Descriptor instead.
 func (*CloseTerminalResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{18}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{20}
 }
 
 // ResizeTerminalRequest gives a tab a new size.
@@ -1452,7 +1990,7 @@ type ResizeTerminalRequest struct {
 
 func (x *ResizeTerminalRequest) Reset() {
 	*x = ResizeTerminalRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[19]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +2002,7 @@ func (x *ResizeTerminalRequest) String() string {
 func (*ResizeTerminalRequest) ProtoMessage() {}
 
 func (x *ResizeTerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[19]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +2015,7 @@ func (x *ResizeTerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeTerminalRequest.ProtoReflect.Descriptor instead.
 func (*ResizeTerminalRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{19}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResizeTerminalRequest) GetTerminalId() string {
@@ -1512,7 +2050,7 @@ type ResizeTerminalResponse struct {
 
 func (x *ResizeTerminalResponse) Reset() {
 	*x = ResizeTerminalResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[20]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +2062,7 @@ func (x *ResizeTerminalResponse) String() string {
 func (*ResizeTerminalResponse) ProtoMessage() {}
 
 func (x *ResizeTerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[20]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +2075,7 @@ func (x *ResizeTerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeTerminalResponse.ProtoReflect.Descriptor instead.
 func (*ResizeTerminalResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{20}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResizeTerminalResponse) GetTerminal() *Terminal {
@@ -1556,7 +2094,7 @@ type WatchTerminalsRequest struct {
 
 func (x *WatchTerminalsRequest) Reset() {
 	*x = WatchTerminalsRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[21]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +2106,7 @@ func (x *WatchTerminalsRequest) String() string {
 func (*WatchTerminalsRequest) ProtoMessage() {}
 
 func (x *WatchTerminalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[21]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +2119,7 @@ func (x *WatchTerminalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTerminalsRequest.ProtoReflect.Descriptor instead.
 func (*WatchTerminalsRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{21}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{23}
 }
 
 // WatchTerminalsResponse is one change.
@@ -1597,7 +2135,7 @@ type WatchTerminalsResponse struct {
 
 func (x *WatchTerminalsResponse) Reset() {
 	*x = WatchTerminalsResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[22]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +2147,7 @@ func (x *WatchTerminalsResponse) String() string {
 func (*WatchTerminalsResponse) ProtoMessage() {}
 
 func (x *WatchTerminalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[22]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +2160,7 @@ func (x *WatchTerminalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTerminalsResponse.ProtoReflect.Descriptor instead.
 func (*WatchTerminalsResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{22}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchTerminalsResponse) GetKind() WatchTerminalsResponse_Kind {
@@ -1648,7 +2186,7 @@ type ListGroupsRequest struct {
 
 func (x *ListGroupsRequest) Reset() {
 	*x = ListGroupsRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[23]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1660,7 +2198,7 @@ func (x *ListGroupsRequest) String() string {
 func (*ListGroupsRequest) ProtoMessage() {}
 
 func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[23]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1673,7 +2211,7 @@ func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGroupsRequest.ProtoReflect.Descriptor instead.
 func (*ListGroupsRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{23}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{25}
 }
 
 // ListGroupsResponse lists every group.
@@ -1687,7 +2225,7 @@ type ListGroupsResponse struct {
 
 func (x *ListGroupsResponse) Reset() {
 	*x = ListGroupsResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[24]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +2237,7 @@ func (x *ListGroupsResponse) String() string {
 func (*ListGroupsResponse) ProtoMessage() {}
 
 func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[24]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +2250,7 @@ func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGroupsResponse.ProtoReflect.Descriptor instead.
 func (*ListGroupsResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{24}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListGroupsResponse) GetGroups() []*Group {
@@ -1737,7 +2275,7 @@ type CreateGroupRequest struct {
 
 func (x *CreateGroupRequest) Reset() {
 	*x = CreateGroupRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[25]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +2287,7 @@ func (x *CreateGroupRequest) String() string {
 func (*CreateGroupRequest) ProtoMessage() {}
 
 func (x *CreateGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[25]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +2300,7 @@ func (x *CreateGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateGroupRequest.ProtoReflect.Descriptor instead.
 func (*CreateGroupRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{25}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateGroupRequest) GetName() string {
@@ -1797,7 +2335,7 @@ type CreateGroupResponse struct {
 
 func (x *CreateGroupResponse) Reset() {
 	*x = CreateGroupResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[26]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +2347,7 @@ func (x *CreateGroupResponse) String() string {
 func (*CreateGroupResponse) ProtoMessage() {}
 
 func (x *CreateGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[26]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +2360,7 @@ func (x *CreateGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateGroupResponse.ProtoReflect.Descriptor instead.
 func (*CreateGroupResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{26}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateGroupResponse) GetGroup() *Group {
@@ -1847,7 +2385,7 @@ type UpdateGroupRequest struct {
 
 func (x *UpdateGroupRequest) Reset() {
 	*x = UpdateGroupRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[27]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +2397,7 @@ func (x *UpdateGroupRequest) String() string {
 func (*UpdateGroupRequest) ProtoMessage() {}
 
 func (x *UpdateGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[27]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +2410,7 @@ func (x *UpdateGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGroupRequest.ProtoReflect.Descriptor instead.
 func (*UpdateGroupRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{27}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UpdateGroupRequest) GetGroupId() string {
@@ -1907,7 +2445,7 @@ type UpdateGroupResponse struct {
 
 func (x *UpdateGroupResponse) Reset() {
 	*x = UpdateGroupResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[28]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2457,7 @@ func (x *UpdateGroupResponse) String() string {
 func (*UpdateGroupResponse) ProtoMessage() {}
 
 func (x *UpdateGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[28]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2470,7 @@ func (x *UpdateGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateGroupResponse.ProtoReflect.Descriptor instead.
 func (*UpdateGroupResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{28}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UpdateGroupResponse) GetGroup() *Group {
@@ -1955,7 +2493,7 @@ type MoveToGroupRequest struct {
 
 func (x *MoveToGroupRequest) Reset() {
 	*x = MoveToGroupRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[29]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2505,7 @@ func (x *MoveToGroupRequest) String() string {
 func (*MoveToGroupRequest) ProtoMessage() {}
 
 func (x *MoveToGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[29]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2518,7 @@ func (x *MoveToGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveToGroupRequest.ProtoReflect.Descriptor instead.
 func (*MoveToGroupRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{29}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *MoveToGroupRequest) GetTerminalId() string {
@@ -2008,7 +2546,7 @@ type MoveToGroupResponse struct {
 
 func (x *MoveToGroupResponse) Reset() {
 	*x = MoveToGroupResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[30]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2558,7 @@ func (x *MoveToGroupResponse) String() string {
 func (*MoveToGroupResponse) ProtoMessage() {}
 
 func (x *MoveToGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[30]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2571,7 @@ func (x *MoveToGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveToGroupResponse.ProtoReflect.Descriptor instead.
 func (*MoveToGroupResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{30}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *MoveToGroupResponse) GetTerminal() *Terminal {
@@ -2052,7 +2590,7 @@ type ListThemeColorsRequest struct {
 
 func (x *ListThemeColorsRequest) Reset() {
 	*x = ListThemeColorsRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[31]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2602,7 @@ func (x *ListThemeColorsRequest) String() string {
 func (*ListThemeColorsRequest) ProtoMessage() {}
 
 func (x *ListThemeColorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[31]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2615,7 @@ func (x *ListThemeColorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThemeColorsRequest.ProtoReflect.Descriptor instead.
 func (*ListThemeColorsRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{31}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{33}
 }
 
 // ListThemeColorsResponse lists the palette.
@@ -2091,7 +2629,7 @@ type ListThemeColorsResponse struct {
 
 func (x *ListThemeColorsResponse) Reset() {
 	*x = ListThemeColorsResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[32]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2103,7 +2641,7 @@ func (x *ListThemeColorsResponse) String() string {
 func (*ListThemeColorsResponse) ProtoMessage() {}
 
 func (x *ListThemeColorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[32]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2116,7 +2654,7 @@ func (x *ListThemeColorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListThemeColorsResponse.ProtoReflect.Descriptor instead.
 func (*ListThemeColorsResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{32}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListThemeColorsResponse) GetColors() []*ThemeColor {
@@ -2135,7 +2673,7 @@ type ListWindowsRequest struct {
 
 func (x *ListWindowsRequest) Reset() {
 	*x = ListWindowsRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[33]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2685,7 @@ func (x *ListWindowsRequest) String() string {
 func (*ListWindowsRequest) ProtoMessage() {}
 
 func (x *ListWindowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[33]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2698,7 @@ func (x *ListWindowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWindowsRequest.ProtoReflect.Descriptor instead.
 func (*ListWindowsRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{33}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{35}
 }
 
 // ListWindowsResponse lists every window.
@@ -2174,7 +2712,7 @@ type ListWindowsResponse struct {
 
 func (x *ListWindowsResponse) Reset() {
 	*x = ListWindowsResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[34]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2724,7 @@ func (x *ListWindowsResponse) String() string {
 func (*ListWindowsResponse) ProtoMessage() {}
 
 func (x *ListWindowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[34]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2737,7 @@ func (x *ListWindowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWindowsResponse.ProtoReflect.Descriptor instead.
 func (*ListWindowsResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{34}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListWindowsResponse) GetWindows() []*Window {
@@ -2220,7 +2758,7 @@ type CreateWindowRequest struct {
 
 func (x *CreateWindowRequest) Reset() {
 	*x = CreateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[35]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2232,7 +2770,7 @@ func (x *CreateWindowRequest) String() string {
 func (*CreateWindowRequest) ProtoMessage() {}
 
 func (x *CreateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[35]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2245,7 +2783,7 @@ func (x *CreateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWindowRequest.ProtoReflect.Descriptor instead.
 func (*CreateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{35}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateWindowRequest) GetName() string {
@@ -2266,7 +2804,7 @@ type CreateWindowResponse struct {
 
 func (x *CreateWindowResponse) Reset() {
 	*x = CreateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[36]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2816,7 @@ func (x *CreateWindowResponse) String() string {
 func (*CreateWindowResponse) ProtoMessage() {}
 
 func (x *CreateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[36]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2829,7 @@ func (x *CreateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWindowResponse.ProtoReflect.Descriptor instead.
 func (*CreateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{36}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateWindowResponse) GetWindow() *Window {
@@ -2318,7 +2856,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2330,7 +2868,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2343,7 +2881,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AttachRequest) GetMsg() isAttachRequest_Msg {
@@ -2426,7 +2964,7 @@ type AttachHello struct {
 
 func (x *AttachHello) Reset() {
 	*x = AttachHello{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2976,7 @@ func (x *AttachHello) String() string {
 func (*AttachHello) ProtoMessage() {}
 
 func (x *AttachHello) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2989,7 @@ func (x *AttachHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachHello.ProtoReflect.Descriptor instead.
 func (*AttachHello) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AttachHello) GetTarget() string {
@@ -2502,7 +3040,7 @@ type AttachSize struct {
 
 func (x *AttachSize) Reset() {
 	*x = AttachSize{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +3052,7 @@ func (x *AttachSize) String() string {
 func (*AttachSize) ProtoMessage() {}
 
 func (x *AttachSize) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +3065,7 @@ func (x *AttachSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSize.ProtoReflect.Descriptor instead.
 func (*AttachSize) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AttachSize) GetCols() int32 {
@@ -2560,7 +3098,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2572,7 +3110,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2585,7 +3123,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AttachResponse) GetMsg() isAttachResponse_Msg {
@@ -2645,7 +3183,7 @@ type AttachExit struct {
 
 func (x *AttachExit) Reset() {
 	*x = AttachExit{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2657,7 +3195,7 @@ func (x *AttachExit) String() string {
 func (*AttachExit) ProtoMessage() {}
 
 func (x *AttachExit) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2670,7 +3208,7 @@ func (x *AttachExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachExit.ProtoReflect.Descriptor instead.
 func (*AttachExit) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachExit) GetMessage() string {
@@ -2702,7 +3240,7 @@ type SetAgentStateRequest struct {
 
 func (x *SetAgentStateRequest) Reset() {
 	*x = SetAgentStateRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +3252,7 @@ func (x *SetAgentStateRequest) String() string {
 func (*SetAgentStateRequest) ProtoMessage() {}
 
 func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +3265,7 @@ func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateRequest.ProtoReflect.Descriptor instead.
 func (*SetAgentStateRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SetAgentStateRequest) GetTerminalId() string {
@@ -2762,7 +3300,7 @@ type SetAgentStateResponse struct {
 
 func (x *SetAgentStateResponse) Reset() {
 	*x = SetAgentStateResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2774,7 +3312,7 @@ func (x *SetAgentStateResponse) String() string {
 func (*SetAgentStateResponse) ProtoMessage() {}
 
 func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,7 +3325,7 @@ func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateResponse.ProtoReflect.Descriptor instead.
 func (*SetAgentStateResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetAgentStateResponse) GetTerminal() *Terminal {
@@ -2812,7 +3350,7 @@ type LocateProcessRequest struct {
 
 func (x *LocateProcessRequest) Reset() {
 	*x = LocateProcessRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2824,7 +3362,7 @@ func (x *LocateProcessRequest) String() string {
 func (*LocateProcessRequest) ProtoMessage() {}
 
 func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2837,7 +3375,7 @@ func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessRequest.ProtoReflect.Descriptor instead.
 func (*LocateProcessRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LocateProcessRequest) GetPid() int32 {
@@ -2872,7 +3410,7 @@ type LocateProcessResponse struct {
 
 func (x *LocateProcessResponse) Reset() {
 	*x = LocateProcessResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2884,7 +3422,7 @@ func (x *LocateProcessResponse) String() string {
 func (*LocateProcessResponse) ProtoMessage() {}
 
 func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2897,7 +3435,7 @@ func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessResponse.ProtoReflect.Descriptor instead.
 func (*LocateProcessResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LocateProcessResponse) GetInside() bool {
@@ -2928,7 +3466,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xd5\x05\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x9c\x06\n" +
 	"\bTerminal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -2954,7 +3492,34 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\tsandboxed\x18\x14 \x01(\bR\tsandboxed\x12+\n" +
 	"\x12group_set_by_agent\x18\x15 \x01(\bR\x0fgroupSetByAgent\x12)\n" +
 	"\x11name_set_by_agent\x18\x16 \x01(\bR\x0enameSetByAgent\x12\x16\n" +
-	"\x06editor\x18\x17 \x01(\bR\x06editor\"\x81\x01\n" +
+	"\x06editor\x18\x17 \x01(\bR\x06editor\x12E\n" +
+	"\flast_command\x18\x18 \x01(\v2\".phantom.terminal.v1.CommandResultR\vlastCommand\"\x8b\x03\n" +
+	"\rCommandResult\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12 \n" +
+	"\texit_code\x18\x02 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"started_at\x18\x03 \x01(\tR\tstartedAt\x12\x1f\n" +
+	"\vfinished_at\x18\x04 \x01(\tR\n" +
+	"finishedAt\x12\x1f\n" +
+	"\vduration_ms\x18\x05 \x01(\x03R\n" +
+	"durationMs\x12\x16\n" +
+	"\x06output\x18\x06 \x03(\tR\x06output\x12\x1c\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\x12\x1f\n" +
+	"\vtotal_lines\x18\b \x01(\x04R\n" +
+	"totalLines\x12#\n" +
+	"\routput_cursor\x18\t \x01(\tR\foutputCursor\x12?\n" +
+	"\n" +
+	"compaction\x18\n" +
+	" \x01(\v2\x1f.phantom.terminal.v1.CompactionR\n" +
+	"compaction\x12\x12\n" +
+	"\x04note\x18\v \x01(\tR\x04noteB\f\n" +
+	"\n" +
+	"_exit_code\"v\n" +
+	"\n" +
+	"Compaction\x12.\n" +
+	"\x13blank_lines_removed\x18\x01 \x01(\rR\x11blankLinesRemoved\x12\x1b\n" +
+	"\tlines_cut\x18\x02 \x01(\rR\blinesCut\x12\x1b\n" +
+	"\tbytes_cut\x18\x03 \x01(\x04R\bbytesCut\"\x81\x01\n" +
 	"\x05Group\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2971,8 +3536,10 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"ThemeColor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03hex\x18\x02 \x01(\tR\x03hex\x12\x18\n" +
-	"\aansi256\x18\x03 \x01(\x05R\aansi256\"\x16\n" +
-	"\x14ListTerminalsRequest\"T\n" +
+	"\aansi256\x18\x03 \x01(\x05R\aansi256\"@\n" +
+	"\x14ListTerminalsRequest\x12(\n" +
+	"\vterminal_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"terminalId\"T\n" +
 	"\x15ListTerminalsResponse\x12;\n" +
 	"\tterminals\x18\x01 \x03(\v2\x1d.phantom.terminal.v1.TerminalR\tterminals\"\xeb\x02\n" +
 	"\x15CreateTerminalRequest\x12&\n" +
@@ -2990,23 +3557,61 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\asandbox\x18\n" +
 	" \x01(\bR\asandbox\"S\n" +
 	"\x16CreateTerminalResponse\x129\n" +
-	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"q\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"\xde\x02\n" +
 	"\x11ReadOutputRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12&\n" +
-	"\x05lines\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x00R\x05lines\x88\x01\x01B\b\n" +
-	"\x06_lines\"K\n" +
+	"\x05lines\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x00R\x05lines\x88\x01\x01\x12 \n" +
+	"\x06cursor\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x06cursor\x12.\n" +
+	"\tmax_bytes\x18\x04 \x01(\x05B\f\xbaH\t\x1a\a\x18\x80\x80@(\x80\bH\x01R\bmaxBytes\x88\x01\x01\x12!\n" +
+	"\flast_command\x18\x05 \x01(\bR\vlastCommand\x12#\n" +
+	"\bwait_for\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\awaitFor\x122\n" +
+	"\fwait_seconds\x18\a \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xd8\x04(\x01H\x02R\vwaitSeconds\x88\x01\x01B\b\n" +
+	"\x06_linesB\f\n" +
+	"\n" +
+	"_max_bytesB\x0f\n" +
+	"\r_wait_seconds\"\xa5\x04\n" +
 	"\x12ReadOutputResponse\x12\x1f\n" +
 	"\vterminal_id\x18\x01 \x01(\tR\n" +
 	"terminalId\x12\x14\n" +
-	"\x05lines\x18\x02 \x03(\tR\x05lines\"e\n" +
+	"\x05lines\x18\x02 \x03(\tR\x05lines\x12\x1b\n" +
+	"\tfirst_seq\x18\x03 \x01(\x04R\bfirstSeq\x12*\n" +
+	"\x11first_line_offset\x18\x04 \x01(\x04R\x0ffirstLineOffset\x12\"\n" +
+	"\rlast_line_cut\x18\x05 \x01(\bR\vlastLineCut\x12\x1f\n" +
+	"\vnext_cursor\x18\x06 \x01(\tR\n" +
+	"nextCursor\x12\x12\n" +
+	"\x04more\x18\a \x01(\bR\x04more\x12!\n" +
+	"\folder_cursor\x18\b \x01(\tR\volderCursor\x12#\n" +
+	"\rtrimmed_lines\x18\t \x01(\x04R\ftrimmedLines\x12)\n" +
+	"\x10alternate_screen\x18\n" +
+	" \x01(\bR\x0falternateScreen\x12\x12\n" +
+	"\x04note\x18\v \x01(\tR\x04note\x12E\n" +
+	"\flast_command\x18\f \x01(\v2\".phantom.terminal.v1.CommandResultR\vlastCommand\x12!\n" +
+	"\fwait_matched\x18\r \x01(\bR\vwaitMatched\x12$\n" +
+	"\x0ewait_timed_out\x18\x0e \x01(\bR\fwaitTimedOut\x12\x1f\n" +
+	"\vmatched_seq\x18\x0f \x01(\x04R\n" +
+	"matchedSeq\"\x8f\x02\n" +
 	"\x11RunCommandRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12$\n" +
 	"\acommand\x18\x02 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80@R\acommand\"O\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80@R\acommand\x12-\n" +
+	"\fwait_seconds\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xd8\x04(\x00R\vwaitSeconds\x12-\n" +
+	"\tmax_lines\x18\x04 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x00R\bmaxLines\x88\x01\x01\x12.\n" +
+	"\tmax_bytes\x18\x05 \x01(\x05B\f\xbaH\t\x1a\a\x18\x80\x80@(\x80\bH\x01R\bmaxBytes\x88\x01\x01B\f\n" +
+	"\n" +
+	"_max_linesB\f\n" +
+	"\n" +
+	"_max_bytes\"\xec\x01\n" +
 	"\x12RunCommandResponse\x129\n" +
-	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"B\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\x12:\n" +
+	"\x06result\x18\x02 \x01(\v2\".phantom.terminal.v1.CommandResultR\x06result\x12#\n" +
+	"\rstill_running\x18\x03 \x01(\bR\fstillRunning\x12\x1f\n" +
+	"\vnext_cursor\x18\x04 \x01(\tR\n" +
+	"nextCursor\x12\x19\n" +
+	"\bended_by\x18\x05 \x01(\tR\aendedBy\"B\n" +
 	"\x14FocusTerminalRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\"R\n" +
@@ -3127,18 +3732,18 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb4\x12\n" +
-	"\x0fTerminalService\x12\x86\x01\n" +
-	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"\x1e\xc2\xf3\x18\x1a\n" +
-	"\x0elist_terminals\x10\x01 \x018\x01B\x02\b\x01\x12\xa6\x01\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xd3\x12\n" +
+	"\x0fTerminalService\x12\x93\x01\n" +
+	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
+	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xa6\x01\n" +
 	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\";\xc2\xf3\x187\n" +
 	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id8\x01B\x02\b\x01\x12\x87\x01\n" +
 	"\n" +
 	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"(\xc2\xf3\x18$\n" +
-	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_id\x12\x8e\x01\n" +
+	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_id\x12\xa0\x01\n" +
 	"\n" +
-	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"/\xc2\xf3\x18+\n" +
-	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommand\x12\x84\x01\n" +
+	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"A\xc2\xf3\x18=\n" +
+	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_seconds\x12\x84\x01\n" +
 	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x1c\xc2\xf3\x18\x18\n" +
 	"\x0efocus_terminal \x018\x01B\x02\b\x01\x12\x88\x01\n" +
 	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x1d\xc2\xf3\x18\x19\n" +
@@ -3176,124 +3781,130 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
 	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
 	(*Process)(nil),                  // 2: phantom.terminal.v1.Process
 	(*Terminal)(nil),                 // 3: phantom.terminal.v1.Terminal
-	(*Group)(nil),                    // 4: phantom.terminal.v1.Group
-	(*Window)(nil),                   // 5: phantom.terminal.v1.Window
-	(*ThemeColor)(nil),               // 6: phantom.terminal.v1.ThemeColor
-	(*ListTerminalsRequest)(nil),     // 7: phantom.terminal.v1.ListTerminalsRequest
-	(*ListTerminalsResponse)(nil),    // 8: phantom.terminal.v1.ListTerminalsResponse
-	(*CreateTerminalRequest)(nil),    // 9: phantom.terminal.v1.CreateTerminalRequest
-	(*CreateTerminalResponse)(nil),   // 10: phantom.terminal.v1.CreateTerminalResponse
-	(*ReadOutputRequest)(nil),        // 11: phantom.terminal.v1.ReadOutputRequest
-	(*ReadOutputResponse)(nil),       // 12: phantom.terminal.v1.ReadOutputResponse
-	(*RunCommandRequest)(nil),        // 13: phantom.terminal.v1.RunCommandRequest
-	(*RunCommandResponse)(nil),       // 14: phantom.terminal.v1.RunCommandResponse
-	(*FocusTerminalRequest)(nil),     // 15: phantom.terminal.v1.FocusTerminalRequest
-	(*FocusTerminalResponse)(nil),    // 16: phantom.terminal.v1.FocusTerminalResponse
-	(*UpdateTerminalRequest)(nil),    // 17: phantom.terminal.v1.UpdateTerminalRequest
-	(*UpdateTerminalResponse)(nil),   // 18: phantom.terminal.v1.UpdateTerminalResponse
-	(*CloseTerminalRequest)(nil),     // 19: phantom.terminal.v1.CloseTerminalRequest
-	(*CloseTerminalResponse)(nil),    // 20: phantom.terminal.v1.CloseTerminalResponse
-	(*ResizeTerminalRequest)(nil),    // 21: phantom.terminal.v1.ResizeTerminalRequest
-	(*ResizeTerminalResponse)(nil),   // 22: phantom.terminal.v1.ResizeTerminalResponse
-	(*WatchTerminalsRequest)(nil),    // 23: phantom.terminal.v1.WatchTerminalsRequest
-	(*WatchTerminalsResponse)(nil),   // 24: phantom.terminal.v1.WatchTerminalsResponse
-	(*ListGroupsRequest)(nil),        // 25: phantom.terminal.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),       // 26: phantom.terminal.v1.ListGroupsResponse
-	(*CreateGroupRequest)(nil),       // 27: phantom.terminal.v1.CreateGroupRequest
-	(*CreateGroupResponse)(nil),      // 28: phantom.terminal.v1.CreateGroupResponse
-	(*UpdateGroupRequest)(nil),       // 29: phantom.terminal.v1.UpdateGroupRequest
-	(*UpdateGroupResponse)(nil),      // 30: phantom.terminal.v1.UpdateGroupResponse
-	(*MoveToGroupRequest)(nil),       // 31: phantom.terminal.v1.MoveToGroupRequest
-	(*MoveToGroupResponse)(nil),      // 32: phantom.terminal.v1.MoveToGroupResponse
-	(*ListThemeColorsRequest)(nil),   // 33: phantom.terminal.v1.ListThemeColorsRequest
-	(*ListThemeColorsResponse)(nil),  // 34: phantom.terminal.v1.ListThemeColorsResponse
-	(*ListWindowsRequest)(nil),       // 35: phantom.terminal.v1.ListWindowsRequest
-	(*ListWindowsResponse)(nil),      // 36: phantom.terminal.v1.ListWindowsResponse
-	(*CreateWindowRequest)(nil),      // 37: phantom.terminal.v1.CreateWindowRequest
-	(*CreateWindowResponse)(nil),     // 38: phantom.terminal.v1.CreateWindowResponse
-	(*AttachRequest)(nil),            // 39: phantom.terminal.v1.AttachRequest
-	(*AttachHello)(nil),              // 40: phantom.terminal.v1.AttachHello
-	(*AttachSize)(nil),               // 41: phantom.terminal.v1.AttachSize
-	(*AttachResponse)(nil),           // 42: phantom.terminal.v1.AttachResponse
-	(*AttachExit)(nil),               // 43: phantom.terminal.v1.AttachExit
-	(*SetAgentStateRequest)(nil),     // 44: phantom.terminal.v1.SetAgentStateRequest
-	(*SetAgentStateResponse)(nil),    // 45: phantom.terminal.v1.SetAgentStateResponse
-	(*LocateProcessRequest)(nil),     // 46: phantom.terminal.v1.LocateProcessRequest
-	(*LocateProcessResponse)(nil),    // 47: phantom.terminal.v1.LocateProcessResponse
+	(*CommandResult)(nil),            // 4: phantom.terminal.v1.CommandResult
+	(*Compaction)(nil),               // 5: phantom.terminal.v1.Compaction
+	(*Group)(nil),                    // 6: phantom.terminal.v1.Group
+	(*Window)(nil),                   // 7: phantom.terminal.v1.Window
+	(*ThemeColor)(nil),               // 8: phantom.terminal.v1.ThemeColor
+	(*ListTerminalsRequest)(nil),     // 9: phantom.terminal.v1.ListTerminalsRequest
+	(*ListTerminalsResponse)(nil),    // 10: phantom.terminal.v1.ListTerminalsResponse
+	(*CreateTerminalRequest)(nil),    // 11: phantom.terminal.v1.CreateTerminalRequest
+	(*CreateTerminalResponse)(nil),   // 12: phantom.terminal.v1.CreateTerminalResponse
+	(*ReadOutputRequest)(nil),        // 13: phantom.terminal.v1.ReadOutputRequest
+	(*ReadOutputResponse)(nil),       // 14: phantom.terminal.v1.ReadOutputResponse
+	(*RunCommandRequest)(nil),        // 15: phantom.terminal.v1.RunCommandRequest
+	(*RunCommandResponse)(nil),       // 16: phantom.terminal.v1.RunCommandResponse
+	(*FocusTerminalRequest)(nil),     // 17: phantom.terminal.v1.FocusTerminalRequest
+	(*FocusTerminalResponse)(nil),    // 18: phantom.terminal.v1.FocusTerminalResponse
+	(*UpdateTerminalRequest)(nil),    // 19: phantom.terminal.v1.UpdateTerminalRequest
+	(*UpdateTerminalResponse)(nil),   // 20: phantom.terminal.v1.UpdateTerminalResponse
+	(*CloseTerminalRequest)(nil),     // 21: phantom.terminal.v1.CloseTerminalRequest
+	(*CloseTerminalResponse)(nil),    // 22: phantom.terminal.v1.CloseTerminalResponse
+	(*ResizeTerminalRequest)(nil),    // 23: phantom.terminal.v1.ResizeTerminalRequest
+	(*ResizeTerminalResponse)(nil),   // 24: phantom.terminal.v1.ResizeTerminalResponse
+	(*WatchTerminalsRequest)(nil),    // 25: phantom.terminal.v1.WatchTerminalsRequest
+	(*WatchTerminalsResponse)(nil),   // 26: phantom.terminal.v1.WatchTerminalsResponse
+	(*ListGroupsRequest)(nil),        // 27: phantom.terminal.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),       // 28: phantom.terminal.v1.ListGroupsResponse
+	(*CreateGroupRequest)(nil),       // 29: phantom.terminal.v1.CreateGroupRequest
+	(*CreateGroupResponse)(nil),      // 30: phantom.terminal.v1.CreateGroupResponse
+	(*UpdateGroupRequest)(nil),       // 31: phantom.terminal.v1.UpdateGroupRequest
+	(*UpdateGroupResponse)(nil),      // 32: phantom.terminal.v1.UpdateGroupResponse
+	(*MoveToGroupRequest)(nil),       // 33: phantom.terminal.v1.MoveToGroupRequest
+	(*MoveToGroupResponse)(nil),      // 34: phantom.terminal.v1.MoveToGroupResponse
+	(*ListThemeColorsRequest)(nil),   // 35: phantom.terminal.v1.ListThemeColorsRequest
+	(*ListThemeColorsResponse)(nil),  // 36: phantom.terminal.v1.ListThemeColorsResponse
+	(*ListWindowsRequest)(nil),       // 37: phantom.terminal.v1.ListWindowsRequest
+	(*ListWindowsResponse)(nil),      // 38: phantom.terminal.v1.ListWindowsResponse
+	(*CreateWindowRequest)(nil),      // 39: phantom.terminal.v1.CreateWindowRequest
+	(*CreateWindowResponse)(nil),     // 40: phantom.terminal.v1.CreateWindowResponse
+	(*AttachRequest)(nil),            // 41: phantom.terminal.v1.AttachRequest
+	(*AttachHello)(nil),              // 42: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),               // 43: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),           // 44: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),               // 45: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),     // 46: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),    // 47: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),     // 48: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),    // 49: phantom.terminal.v1.LocateProcessResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	2,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
 	0,  // 1: phantom.terminal.v1.Terminal.agent_state:type_name -> phantom.terminal.v1.AgentState
-	3,  // 2: phantom.terminal.v1.ListTerminalsResponse.terminals:type_name -> phantom.terminal.v1.Terminal
-	3,  // 3: phantom.terminal.v1.CreateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	3,  // 4: phantom.terminal.v1.RunCommandResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	3,  // 5: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	3,  // 6: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	3,  // 7: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	1,  // 8: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
-	3,  // 9: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	4,  // 10: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
-	4,  // 11: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	4,  // 12: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	3,  // 13: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	6,  // 14: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
-	5,  // 15: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
-	5,  // 16: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	40, // 17: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	41, // 18: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	41, // 19: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	43, // 20: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 21: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	3,  // 22: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	7,  // 23: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	9,  // 24: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	11, // 25: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	13, // 26: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	15, // 27: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	17, // 28: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	19, // 29: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	21, // 30: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	23, // 31: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	39, // 32: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	44, // 33: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	46, // 34: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	25, // 35: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	27, // 36: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	29, // 37: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	31, // 38: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	33, // 39: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	35, // 40: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	37, // 41: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	8,  // 42: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	10, // 43: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	12, // 44: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	14, // 45: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	16, // 46: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	18, // 47: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	20, // 48: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	22, // 49: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	24, // 50: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	42, // 51: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	45, // 52: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	47, // 53: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	26, // 54: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	28, // 55: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	30, // 56: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	32, // 57: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	34, // 58: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	36, // 59: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	38, // 60: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	42, // [42:61] is the sub-list for method output_type
-	23, // [23:42] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	4,  // 2: phantom.terminal.v1.Terminal.last_command:type_name -> phantom.terminal.v1.CommandResult
+	5,  // 3: phantom.terminal.v1.CommandResult.compaction:type_name -> phantom.terminal.v1.Compaction
+	3,  // 4: phantom.terminal.v1.ListTerminalsResponse.terminals:type_name -> phantom.terminal.v1.Terminal
+	3,  // 5: phantom.terminal.v1.CreateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	4,  // 6: phantom.terminal.v1.ReadOutputResponse.last_command:type_name -> phantom.terminal.v1.CommandResult
+	3,  // 7: phantom.terminal.v1.RunCommandResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	4,  // 8: phantom.terminal.v1.RunCommandResponse.result:type_name -> phantom.terminal.v1.CommandResult
+	3,  // 9: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	3,  // 10: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	3,  // 11: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	1,  // 12: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
+	3,  // 13: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	6,  // 14: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
+	6,  // 15: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	6,  // 16: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	3,  // 17: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	8,  // 18: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
+	7,  // 19: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
+	7,  // 20: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	42, // 21: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	43, // 22: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	43, // 23: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	45, // 24: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 25: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	3,  // 26: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 27: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	11, // 28: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	13, // 29: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	15, // 30: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	17, // 31: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	19, // 32: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	21, // 33: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	23, // 34: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	25, // 35: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	41, // 36: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	46, // 37: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	48, // 38: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	27, // 39: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	29, // 40: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	31, // 41: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	33, // 42: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	35, // 43: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	37, // 44: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	39, // 45: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	10, // 46: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	12, // 47: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	14, // 48: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	16, // 49: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	18, // 50: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	20, // 51: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	22, // 52: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	24, // 53: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	26, // 54: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	44, // 55: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	47, // 56: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	49, // 57: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	28, // 58: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	30, // 59: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	32, // 60: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	34, // 61: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	36, // 62: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	38, // 63: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	40, // 64: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	46, // [46:65] is the sub-list for method output_type
+	27, // [27:46] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -3301,15 +3912,17 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 	if File_phantom_terminal_v1_terminal_proto != nil {
 		return
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[9].OneofWrappers = []any{}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[15].OneofWrappers = []any{}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[27].OneofWrappers = []any{}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[37].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[2].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[11].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[13].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[17].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[29].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[39].OneofWrappers = []any{
 		(*AttachRequest_Hello)(nil),
 		(*AttachRequest_Input)(nil),
 		(*AttachRequest_Resize)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[40].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[42].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
 	}
@@ -3319,7 +3932,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   46,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -55,11 +55,33 @@ type TerminalServiceClient interface {
 	// Opens a new tab running the user's shell (or a configured agent) in a
 	// directory, optionally in a group.
 	CreateTerminal(ctx context.Context, in *CreateTerminalRequest, opts ...grpc.CallOption) (*CreateTerminalResponse, error)
-	// Returns the last lines of a tab's scrollback as rendered text: no escape
-	// sequences, no control characters, soft-wrapped lines joined.
+	// Reads a tab's output as rendered text: no escape sequences, no control
+	// characters, soft-wrapped rows joined into one line, oldest first.
+	// Without a cursor it returns the tab's last lines (100 unless `lines`
+	// says otherwise). One response holds at most max_bytes of text (64 KiB
+	// unless set): when the lines asked for do not fit, it holds the newest
+	// of them and older_cursor reads the ones before. next_cursor always
+	// marks the end of what was returned: pass it as cursor later to read
+	// only what the tab printed since. A line longer than max_bytes comes in
+	// parts; the note says so and which cursor continues it. Lines are
+	// numbered (first_seq) and keep their numbers as the scrollback drops
+	// its oldest; trimmed_lines counts lines asked for that were dropped.
+	// To read only what is new since an earlier read ("since"), pass that
+	// read's next_cursor as cursor: nothing new returns no lines.
+	// last_command returns the last command the shell finished (text, exit
+	// code and its own output) instead of lines. wait_for waits, up to
+	// wait_seconds, until a line matches a regular expression (or the tab is
+	// idle) and returns from the matching line on.
 	ReadOutput(ctx context.Context, in *ReadOutputRequest, opts ...grpc.CallOption) (*ReadOutputResponse, error)
 	// Types one command line into an idle tab and presses Enter. A busy tab is
-	// refused with the name of what runs there.
+	// refused with the name of what runs there. With wait_seconds it waits
+	// for the command to end and returns its exit code, how long it took and
+	// its own output (only the lines it printed, not the prompt or earlier
+	// output), so one call runs a command and tells how it went; if it is
+	// still running when the time is up, still_running is true and
+	// read_output with the returned next_cursor (and wait_for "idle")
+	// continues. Waiting returns output, so it needs the read permission as
+	// well as run: one permission sheet asks for both.
 	RunCommand(ctx context.Context, in *RunCommandRequest, opts ...grpc.CallOption) (*RunCommandResponse, error)
 	// Brings a tab forward in its window.
 	FocusTerminal(ctx context.Context, in *FocusTerminalRequest, opts ...grpc.CallOption) (*FocusTerminalResponse, error)
@@ -327,11 +349,33 @@ type TerminalServiceServer interface {
 	// Opens a new tab running the user's shell (or a configured agent) in a
 	// directory, optionally in a group.
 	CreateTerminal(context.Context, *CreateTerminalRequest) (*CreateTerminalResponse, error)
-	// Returns the last lines of a tab's scrollback as rendered text: no escape
-	// sequences, no control characters, soft-wrapped lines joined.
+	// Reads a tab's output as rendered text: no escape sequences, no control
+	// characters, soft-wrapped rows joined into one line, oldest first.
+	// Without a cursor it returns the tab's last lines (100 unless `lines`
+	// says otherwise). One response holds at most max_bytes of text (64 KiB
+	// unless set): when the lines asked for do not fit, it holds the newest
+	// of them and older_cursor reads the ones before. next_cursor always
+	// marks the end of what was returned: pass it as cursor later to read
+	// only what the tab printed since. A line longer than max_bytes comes in
+	// parts; the note says so and which cursor continues it. Lines are
+	// numbered (first_seq) and keep their numbers as the scrollback drops
+	// its oldest; trimmed_lines counts lines asked for that were dropped.
+	// To read only what is new since an earlier read ("since"), pass that
+	// read's next_cursor as cursor: nothing new returns no lines.
+	// last_command returns the last command the shell finished (text, exit
+	// code and its own output) instead of lines. wait_for waits, up to
+	// wait_seconds, until a line matches a regular expression (or the tab is
+	// idle) and returns from the matching line on.
 	ReadOutput(context.Context, *ReadOutputRequest) (*ReadOutputResponse, error)
 	// Types one command line into an idle tab and presses Enter. A busy tab is
-	// refused with the name of what runs there.
+	// refused with the name of what runs there. With wait_seconds it waits
+	// for the command to end and returns its exit code, how long it took and
+	// its own output (only the lines it printed, not the prompt or earlier
+	// output), so one call runs a command and tells how it went; if it is
+	// still running when the time is up, still_running is true and
+	// read_output with the returned next_cursor (and wait_for "idle")
+	// continues. Waiting returns output, so it needs the read permission as
+	// well as run: one permission sheet asks for both.
 	RunCommand(context.Context, *RunCommandRequest) (*RunCommandResponse, error)
 	// Brings a tab forward in its window.
 	FocusTerminal(context.Context, *FocusTerminalRequest) (*FocusTerminalResponse, error)

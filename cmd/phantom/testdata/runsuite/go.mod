@@ -1,0 +1,3 @@
+module example.com/runsuite
+
+go 1.22

@@ -1,0 +1,63 @@
+package terminald
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/phantom-dev/phantom/internal/config"
+	"github.com/phantom-dev/phantom/internal/testenv"
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/workspace"
+)
+
+// cpuTime is the process's CPU time so far: on a busy machine the wall
+// time per operation says more about the neighbours than about the code.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkListTerminals measures terminald's side of list_terminals —
+// the workspace's list, the conversion and the encoding gRPC does — with
+// 1 and 200 tabs, and reports CPU time per call.
+func BenchmarkListTerminals(b *testing.B) {
+	for _, n := range []int{1, 200} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			env := testenv.New(b)
+			cfg, err := config.Load(env.Layout.Config)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ws, err := workspace.New(workspace.Options{Config: cfg, Layout: env.Layout, Env: env.Vars})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Shutdown()
+			for range n {
+				if _, err := ws.Create(workspace.CreateSpec{Directory: "/", Command: []string{"cat"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			time.Sleep(1500 * time.Millisecond) // programs started, a poll done
+			s := NewService(ws)
+			b.ResetTimer()
+			start := cpuTime()
+			for range b.N {
+				resp, err := s.ListTerminals(context.Background(), &terminalv1.ListTerminalsRequest{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := proto.Marshal(resp); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
