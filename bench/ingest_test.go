@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -110,31 +111,18 @@ func tabOnce(b *testing.B, ws *workspace.Workspace, home string, f *genFile) (to
 	return took, max(0, renderedAt.Sub(exitAt))
 }
 
-// BenchmarkIngestSideBySide alternates a plain PTY reader and a Phantom tab
-// (swapping which goes first) so both see the same machine, and reports the
-// median of each and the median of the per-pair ratios: on a shared
-// 2-core machine, runs minutes apart differ by more than the target.
+// BenchmarkIngestSideBySide runs the ingest file at 80x24 and 200x50 side
+// by side: a plain PTY reader, a Phantom tab and tmux in rounds, rotating
+// which goes first so all see the same machine (on a shared 2-core
+// machine, runs minutes apart differ by more than the target). It reports
+// medians of wall seconds, of CPU seconds per MB (host + cat) and of the
+// per-round ratios to plain (see sideBySide).
 func BenchmarkIngestSideBySide(b *testing.B) {
-	f := ingestFile(b)
-	ws, home := newWorkspace(b)
-	buf := make([]byte, 32<<10)
-	var plain, tab, ratio []float64
-	b.ResetTimer()
-	for i := range b.N {
-		var p, t time.Duration
-		if i%2 == 0 {
-			p = plainOnce(b, f, buf)
-			t, _ = tabOnce(b, ws, home, f)
-		} else {
-			t, _ = tabOnce(b, ws, home, f)
-			p = plainOnce(b, f, buf)
-		}
-		plain, tab = append(plain, p.Seconds()), append(tab, t.Seconds())
-		ratio = append(ratio, t.Seconds()/p.Seconds())
+	for _, sz := range streamSizes {
+		b.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(b *testing.B) {
+			sideBySide(b, ingestFile(b), sz[0], sz[1])
+		})
 	}
-	b.ReportMetric(median(plain), "plain-s")
-	b.ReportMetric(median(tab), "phantom-s")
-	b.ReportMetric(median(ratio), "ratio")
 }
 
 func median(xs []float64) float64 {

@@ -423,7 +423,12 @@ for i in range(3):
 	id2 := newTab(t, in, "--name", "holder-client", "--", "sh", "-c", `python3 -c "$0" "$1"; echo py-done; sleep 600`, script, sock)
 	waitOutput(t, in, id2, "py-done")
 	text := readAll(t, in, id2)
-	if !strings.Contains(text, "refused") || strings.Contains(text, `"op":"tab"`) {
+	// The holder writes its refusal and hangs up; when the client's own
+	// messages are still unread at that moment, the kernel resets the
+	// connection and the refusal itself may not arrive. Either way the
+	// client must get nothing of the tabs.
+	hungUp := strings.Contains(text, "refused") || strings.Contains(text, "Connection reset") || strings.Contains(text, "holder-said: EOF")
+	if !hungUp || strings.Contains(text, `"op":"tab"`) {
 		t.Errorf("a process in a tab was not refused by the holder:\n%s", text)
 	}
 }
