@@ -36,7 +36,9 @@ func TestAuditLogSession(t *testing.T) {
 	env := permUp(t, authz.SheetTimeoutEnv+"=15s")
 	a := newAuthzCaller(t, env)
 	run := func(args ...string) string { return mustPhantom(t, env, args...) }
-	first, _ := tabs(t, env)[0]["id"].(string)
+	// run_command into a tab that is not at its prompt yet fails before
+	// any sheet: start once the shell has settled.
+	first, _ := settledShell(t, env)
 	read := `{"terminal_id":"` + first + `"}`
 	cmd := `printf '%s\n' "audited; $HOME"`
 	runArgs, _ := json.Marshal(map[string]string{"terminal_id": first, "command": cmd})

@@ -60,7 +60,7 @@ func TestPermissions(t *testing.T) {
 	if !strings.Contains(out, "started authz") {
 		t.Fatalf("phantom up printed:\n%s\nwant it to start authz", out)
 	}
-	first, _ := tabs(t, env)[0]["id"].(string)
+	first, _ := settledShell(t, env) // run_command into a busy tab fails before any sheet
 
 	cc, err := daemon.Dial(env.Layout.DaemonAddr("authz"))
 	if err != nil {
@@ -163,7 +163,9 @@ func TestPermissions(t *testing.T) {
 	if len(gs) != 1 || gs[0]["id"] != resp.GetGrantId() || gs[0]["always"] != true || gs[0]["scope"] != "SCOPE_ALL" {
 		t.Fatalf("grants after down/up = %v", gs)
 	}
-	first, _ = tabs(t, env)[0]["id"].(string)
+	// The new shell must be at its prompt: run_command into a busy tab
+	// fails before any grant is looked at.
+	first, _ = settledShell(t, env)
 	cc2, err := daemon.Dial(env.Layout.DaemonAddr("authz"))
 	if err != nil {
 		t.Fatal(err)

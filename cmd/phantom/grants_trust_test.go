@@ -289,7 +289,7 @@ func TestRevokeOnFullDisk(t *testing.T) {
 	})
 	mustPhantom(t, env, "up")
 	a := newAuthzCaller(t, env)
-	first, _ := tabs(t, env)[0]["id"].(string)
+	first, _ := settledShell(t, env) // run_command into a busy tab fails before any sheet
 	read := `{"terminal_id":"` + first + `"}`
 	run := `{"terminal_id":"` + first + `","command":"true"}`
 	readGrant := a.grantAlways(env, "e2e", "c1", "read_output", read)
