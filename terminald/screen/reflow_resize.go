@@ -511,24 +511,7 @@ func (s *Screen) encodeRow(dst []byte, l *line) []byte {
 		dst = append(dst, l.text[:end]...)
 		return append(dst, l.runs...)
 	}
-	cells := l.c
-	end := min(l.used, len(cells))
-	if l.wrapped {
-		for end > 0 && cells[end-1].fl&flPad != 0 {
-			end--
-		}
-	} else {
-		for end > 0 && blankForTrim(&cells[end-1]) {
-			end--
-		}
-	}
-	cells = cells[:end]
-	worst := 3 + len(cells)*(utf8.UTFMax+maxRunLen)
-	for k, v := range l.comb {
-		if k < end && cells[k].fl&flComb != 0 {
-			worst += len(v)
-		}
-	}
+	cells, worst := l.storedCells()
 	if cap(dst)-len(dst) < worst {
 		nd := make([]byte, len(dst), 2*cap(dst)+worst)
 		copy(nd, dst)

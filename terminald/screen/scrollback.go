@@ -103,24 +103,7 @@ func (sb *scrollback) push(l *line) {
 		sb.pushCompact(l)
 		return
 	}
-	cells := l.c
-	end := min(l.used, len(cells))
-	if l.wrapped {
-		for end > 0 && cells[end-1].fl&flPad != 0 {
-			end--
-		}
-	} else {
-		for end > 0 && blankForTrim(&cells[end-1]) {
-			end--
-		}
-	}
-	cells = cells[:end]
-	worst := 3 + len(cells)*(utf8.UTFMax+binary.MaxVarintLen32+11)
-	for k, v := range l.comb {
-		if k < end && cells[k].fl&flComb != 0 {
-			worst += len(v)
-		}
-	}
+	cells, worst := l.storedCells()
 	if sb.n == sb.max {
 		sb.dropOldest()
 	}
@@ -137,6 +120,32 @@ func (sb *scrollback) push(l *line) {
 	off := sb.used
 	sb.used += len(data)
 	*sb.next() = sbLine{off: uint32(off), n: uint32(len(data)), seq: seq, wrapped: l.wrapped, text: textLen16(len(lineText(data)))}
+}
+
+// storedCells returns the cells of visible row l that the scrollback
+// keeps — without the padding that ends a wrapped row, or the blanks that
+// end a row ending its line — and a bound on their encoded size. push and
+// reflow encode rows alike.
+func (l *line) storedCells() (cells []cell, worst int) {
+	cells = l.c
+	end := min(l.used, len(cells))
+	if l.wrapped {
+		for end > 0 && cells[end-1].fl&flPad != 0 {
+			end--
+		}
+	} else {
+		for end > 0 && blankForTrim(&cells[end-1]) {
+			end--
+		}
+	}
+	cells = cells[:end]
+	worst = 3 + len(cells)*(utf8.UTFMax+binary.MaxVarintLen32+11)
+	for k, v := range l.comb {
+		if k < end && cells[k].fl&flComb != 0 {
+			worst += len(v)
+		}
+	}
+	return cells, worst
 }
 
 // pushCompact stores a compact row: its text and runs are already in the
