@@ -71,12 +71,13 @@ var ErrRunning = errors.New("a holder already runs for this instance")
 
 // held is one tab the holder keeps: guarded by server.mu.
 type held struct {
-	tab          string
-	pid          int
-	start        uint64
-	master, ring *os.File // nil once terminald released the tab
-	exited       bool
-	code         int
+	tab    string
+	pid    int
+	start  uint64
+	master *quietFile // nil once terminald released the tab (quiet.go)
+	ring   *os.File   // nil once terminald released the tab
+	exited bool
+	code   int
 }
 
 type server struct {
@@ -351,8 +352,14 @@ func (s *server) handle(c *conn, m msg) error {
 // with the slave as its controlling terminal, and keeps the master and
 // ring.
 func (s *server) spawn(m msg) msg {
-	slave, master, ring := m.files[0], m.files[1], m.files[2]
+	slave, ring := m.files[0], m.files[2]
 	defer slave.Close() // the child has its copies
+	master, err := quiet(m.files[1])
+	if err != nil {
+		m.files[1].Close()
+		ring.Close()
+		return msg{Op: opReply, Seq: m.Seq, Error: err.Error()}
+	}
 	fail := func(err error) msg {
 		master.Close()
 		ring.Close()
@@ -403,12 +410,23 @@ func (s *server) release(tab string) {
 func (s *server) restore(c *conn, seq uint64) error {
 	s.mu.Lock()
 	var tabs []msg
+	// The masters sent are duplicates, closed once sent.
+	defer func() {
+		for _, t := range tabs {
+			t.files[0].Close()
+		}
+	}()
 	for _, h := range s.tabs {
 		if h.master == nil {
 			continue
 		}
+		master, err := h.master.file()
+		if err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("hand tab %s over: %w", h.tab, err)
+		}
 		tabs = append(tabs, msg{Op: opTab, Tab: h.tab, PID: h.pid, Start: h.start, Exited: h.exited, Code: h.code,
-			files: []*os.File{h.master, h.ring}})
+			files: []*os.File{master, h.ring}})
 	}
 	state := s.state
 	s.mu.Unlock()

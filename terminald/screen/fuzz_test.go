@@ -20,6 +20,9 @@ func FuzzWrite(f *testing.F) {
 	f.Add([]byte("abcdefghijklmnop日本語\r\n\x1b[44m\x1b[2K\x1b[K\x1b[3P"), uint8(3), uint8(2), uint16(20))
 	f.Add(benchData("sgr", 2000), uint8(20), uint8(4), uint16(777))
 	f.Add([]byte("\x1b[?2027hab🇺🇸🇫👍🏽x👨\u200d👩\u200d👧1\ufe0f\u20e3❤\ufe0f日本\u0301\x1b[3G🏽\x1b[?2027l🇺🇸"), uint8(5), uint8(3), uint16(11))
+	// Erasing the end of compact rows (a full line, then EL with the wrap
+	// pending) and cursor positioning between characters.
+	f.Add([]byte("0123456789\x1b[K\x1b[31mab\x1b[mcdefgh\x1b[K\r\nxy\x1b[1D\x1b[Kz\x1b[1;5H\x1b[K\x1b[2;3HA\x1b[3;1HB\x1b[m"), uint8(10), uint8(4), uint16(17))
 	f.Fuzz(func(t *testing.T, data []byte, cols, rows uint8, split uint16) {
 		c, r := int(cols%100)+1, int(rows%50)+1
 		s1, r1 := newRec(c, r, 50)

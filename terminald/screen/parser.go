@@ -87,10 +87,18 @@ func (s *Screen) Write(p []byte) (int, error) {
 				i = s.finishUTF8(p, i)
 				continue
 			}
+			// sgrTried: groundCompact stopped at an ESC, which it does
+			// where the SGR fast paths below would fail too (a CSI that
+			// is not an SGR, such as cursor positioning, or too few
+			// bytes left) or right after text filled the row. They
+			// need not look at it again: at worst fastCSI then parses
+			// an SGR, to the same effect (TestFastSGRMatchesGeneral).
+			sgrTried := false
 			if !s.wrapNext && !s.m.Insert && !s.charsets[s.gl] && !s.ext.margins {
 				if i = s.groundCompact(p, i); i == n {
 					break
 				}
+				sgrTried = p[i] == 0x1b
 			}
 			b := p[i]
 			if b >= 0x20 && b < 0x7f {
@@ -112,7 +120,7 @@ func (s *Screen) Write(p []byte) (int, error) {
 				if b == 0x1b && i+1 < n && p[i+1] == '[' {
 					// "ESC [ m" and "ESC [ 0 m" end nearly every
 					// coloured word: reset the pen without parsing.
-					if i+3 < n && (p[i+2] == 'm' || p[i+2] == '0' && p[i+3] == 'm') {
+					if !sgrTried && i+3 < n && (p[i+2] == 'm' || p[i+2] == '0' && p[i+3] == 'm') {
 						s.pen.fg, s.pen.bg, s.pen.attr = 0, 0, 0
 						i += 3
 						if p[i-1] == '0' {
@@ -120,9 +128,11 @@ func (s *Screen) Write(p []byte) (int, error) {
 						}
 						continue
 					}
-					if k := s.cachedSGR(p, i+2); k > 0 {
-						i = k
-						continue
+					if !sgrTried {
+						if k := s.cachedSGR(p, i+2); k > 0 {
+							i = k
+							continue
+						}
 					}
 					if k := s.fastCSI(p, i+2); k > 0 {
 						i = k

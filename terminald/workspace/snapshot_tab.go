@@ -95,7 +95,7 @@ func (t *tab) refresh() (status, bool) {
 	return s, changed
 }
 
-// rendered is called by renderLoop after each chunk of output. events
+// rendered is called by readLoop after each chunk of output. events
 // says the screen reported something (prompt marks, title, directory,
 // the alternate screen): watchers learn it at once. Otherwise a new
 // foreground process is looked for. The rest of the status is recomputed

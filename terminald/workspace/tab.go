@@ -224,26 +224,28 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 }
 
 // readLoop reads the PTY's output until the last process holding the
-// terminal closes it, and hands each chunk to renderLoop. Reading and
-// rendering run apart so that, under a burst, the next read drains the PTY
-// while the previous chunk renders: the program never waits for the
-// renderer while a core is free.
+// terminal closes it, and renders each chunk into the screen as it comes,
+// in the same goroutine. A separate render goroutine, reading ahead while
+// the previous chunk rendered, cost more than it saved: a channel
+// hand-off and a goroutine wake-up per chunk, and a PTY read returns at
+// most about 4 KiB. With cat of 200 MB of coloured text into a tab,
+// terminald took 2.3 CPU seconds that way and 1.5 this way, in about the
+// same time: rendering a chunk takes less than cat takes to write the
+// next one, which the kernel buffers meanwhile.
 func (t *tab) readLoop() {
 	defer close(t.readDone)
-	chunks := make(chan []byte, readAhead)
-	rendered := make(chan struct{})
-	go func() { t.renderLoop(chunks); close(rendered) }()
-	defer func() { close(chunks); <-rendered }()
+	r, err := pty.NewReader(t.pty)
+	if err != nil {
+		return // the master is already closed
+	}
+	buf := make([]byte, readBufSize)
 	for {
-		buf := readBufs.Get().(*[]byte)
-		n, err := t.pty.Read(*buf)
-		if n > 0 && t.ring != nil {
-			t.ring.Write((*buf)[:n]) // before rendering: a crash loses none of it
-		}
+		n, err := r.Read(buf)
 		if n > 0 {
-			chunks <- (*buf)[:n]
-		} else {
-			readBufs.Put(buf)
+			if t.ring != nil {
+				t.ring.Write(buf[:n]) // before rendering: a crash loses none of it
+			}
+			t.render(buf[:n])
 		}
 		if err != nil {
 			return
@@ -251,29 +253,19 @@ func (t *tab) readLoop() {
 	}
 }
 
-// readAhead is how many chunks may wait to be rendered; the buffers come
-// from a shared pool, so an idle tab holds only the one its read waits in.
-const readAhead = 4
-
-// readBufs are the PTY read buffers of every tab.
-var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
-
-// renderLoop renders chunks into the screen in order.
-func (t *tab) renderLoop(chunks <-chan []byte) {
-	for chunk := range chunks {
-		t.mu.Lock()
-		alt := t.scr.AltScreen()
-		t.scr.Write(chunk)
-		// Entering or leaving the alternate screen changes idleness
-		// without integration: an event like the prompt marks.
-		changed := t.pending || t.scr.AltScreen() != alt
-		t.pending = false
-		t.mu.Unlock()
-		chunk = chunk[:cap(chunk)]
-		readBufs.Put(&chunk)
-		t.views.signal()
-		t.rendered(changed)
-	}
+// render renders one chunk of output into the screen, then tells viewers
+// and watchers.
+func (t *tab) render(chunk []byte) {
+	t.mu.Lock()
+	alt := t.scr.AltScreen()
+	t.scr.Write(chunk)
+	// Entering or leaving the alternate screen changes idleness
+	// without integration: an event like the prompt marks.
+	changed := t.pending || t.scr.AltScreen() != alt
+	t.pending = false
+	t.mu.Unlock()
+	t.views.signal()
+	t.rendered(changed)
 }
 
 // writeLoop sends input and terminal-query answers to the program. It runs
