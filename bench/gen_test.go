@@ -235,6 +235,8 @@ func ptyBytes(data []byte) []byte {
 	return bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
 }
 
+// TestMain removes the generated files and the phantom binary built for
+// the run.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	genMu.Lock()
@@ -242,5 +244,8 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(genDir)
 	}
 	genMu.Unlock()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }

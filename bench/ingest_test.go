@@ -1,19 +1,13 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/phantom-dev/phantom/terminald/pty"
 	"github.com/phantom-dev/phantom/terminald/screen"
-	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
 // ingestTimeout bounds one cat of the ingest file (~0.3 MB/s at the limit).
@@ -21,94 +15,32 @@ func ingestTimeout(f *genFile) time.Duration {
 	return 2*time.Minute + time.Duration(f.size/(300<<10))*time.Second
 }
 
-// BenchmarkIngestPlainPTY is the floor: cat the file on a PTY whose master
-// is read into a 32 KiB buffer and discarded, as fast as the kernel hands
-// it out, until the PTY hangs up.
+// BenchmarkIngestPlainPTY is the floor: `script -qfec "cat FILE"
+// /dev/null`, a plain PTY reader, until it exits (see plainRun).
 func BenchmarkIngestPlainPTY(b *testing.B) {
 	f := ingestFile(b)
 	b.SetBytes(f.size)
-	buf := make([]byte, 32<<10)
 	b.ResetTimer()
+	var rs []run
 	for range b.N {
-		plainOnce(b, f, buf)
+		rs = append(rs, plainRun(b, f))
 	}
+	reportCPU(b, f, rs)
 }
 
-// plainOnce cats f on a fresh 80x24 PTY and reads the master until the
-// last holder of the slave closes it: the floor any terminal host is
-// measured against.
-func plainOnce(b *testing.B, f *genFile, buf []byte) time.Duration {
-	start := time.Now()
-	master, slave, err := pty.Open()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pty.SetSize(master, 80, 24); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command("cat", f.path)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	slave.Close()
-	var got int64
-	for {
-		n, err := master.Read(buf)
-		got += int64(n)
-		if err != nil {
-			// EIO once the last holder of the slave closed it.
-			if !errors.Is(err, syscall.EIO) && !errors.Is(err, io.EOF) {
-				b.Fatal(err)
-			}
-			break
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	master.Close()
-	if got < f.size {
-		b.Fatalf("read %d bytes, want at least %d", got, f.size)
-	}
-	return time.Since(start)
-}
-
+// BenchmarkIngestPhantomTab cats the file in an 80x24 tab of a real
+// Phantom until the tab reports exit with the last line on screen (see
+// phantomInstance.catRun).
 func BenchmarkIngestPhantomTab(b *testing.B) {
 	f := ingestFile(b)
-	ws, home := newWorkspace(b)
+	ph := startPhantom(b)
 	b.SetBytes(f.size)
-	// lag is how long after the program's exit was seen its last line
-	// showed, summed: output still queued in the PTY or being rendered.
-	var lag time.Duration
 	b.ResetTimer()
+	var rs []run
 	for range b.N {
-		_, l := tabOnce(b, ws, home, f)
-		lag += l
+		rs = append(rs, ph.catRun(b, f, 80, 24))
 	}
-	b.ReportMetric(float64(lag.Microseconds())/1e3/float64(b.N), "lag-ms")
-}
-
-// tabOnce cats f in a new Phantom tab and waits until the program has
-// exited and its last line is rendered. It returns that time (the tab's
-// closing is not counted) and the lag from exit to the last line.
-func tabOnce(b *testing.B, ws *workspace.Workspace, home string, f *genFile) (took, lag time.Duration) {
-	start := time.Now()
-	wt := ws.Watch()
-	t, err := ws.Create(workspace.CreateSpec{Directory: home, Command: []string{"cat", f.path}, Cols: 80, Rows: 24})
-	if err != nil {
-		b.Fatal(err)
-	}
-	exitAt, renderedAt := waitRendered(b, ws, wt, t.ID, f.marker, ingestTimeout(f))
-	took = time.Since(start)
-	b.StopTimer()
-	wt.Stop()
-	if err := ws.Close(t.ID); err != nil {
-		b.Fatal(err)
-	}
-	b.StartTimer()
-	return took, max(0, renderedAt.Sub(exitAt))
+	reportCPU(b, f, rs)
 }
 
 // BenchmarkIngestSideBySide runs the ingest file at 80x24 and 200x50 side
@@ -134,18 +66,27 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// BenchmarkIngestTmux cats the file in a detached 80x24 tmux session
+// until the pane shows the last line (see tmuxRun).
 func BenchmarkIngestTmux(b *testing.B) {
 	f := ingestFile(b)
 	s := newTmux(b)
 	b.SetBytes(f.size)
 	b.ResetTimer()
+	var rs []run
 	for range b.N {
-		s.run("new-session", "-d", "-x", "80", "-y", "24", "cat "+quote(f.path)+"; "+s.waitFor("done"))
-		s.run("wait-for", "done")
-		b.StopTimer()
-		s.kill()
-		b.StartTimer()
+		rs = append(rs, tmuxRun(b, s, f, 80, 24))
 	}
+	reportCPU(b, f, rs)
+}
+
+// reportCPU reports the median CPU seconds per MB of runs of f, and per
+// run: with a small PHANTOM_BENCH_MB, cpus/run is the fixed cost of a run
+// (opening the tab, noticing its end).
+func reportCPU(b *testing.B, f *genFile, rs []run) {
+	cpu := median(mapRuns(rs, func(r run) float64 { return r.cpu }))
+	b.ReportMetric(cpu/(float64(f.size)/(1<<20)), "cpus/MB")
+	b.ReportMetric(cpu, "cpus/run")
 }
 
 // BenchmarkScreenOnly feeds the file's bytes, as the PTY delivers them (LF

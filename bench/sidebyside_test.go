@@ -1,9 +1,7 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -13,24 +11,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phantom-dev/phantom/terminald/pty"
 	"github.com/phantom-dev/phantom/terminald/screen"
-	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
 // run is one contender's run: wall time and CPU seconds of the terminal
-// host plus the writer (cat).
+// host plus the writer (cat). For a Phantom tab, terminald and holder are
+// the two daemons' shares of cpu (cat's is the rest).
 type run struct {
-	wall, cpu float64
+	wall, cpu         float64
+	terminald, holder float64
 }
 
-// cpuNow is the CPU time of this process and of its reaped children.
-func cpuNow() float64 {
-	var self, kids syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+// childrenCPU is the CPU time of this process's reaped children (and
+// theirs, once reaped).
+func childrenCPU() float64 {
+	var kids syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
+	return tv(kids.Utime) + tv(kids.Stime)
 }
 
 // loadAvg is the one-minute load average, or -1.
@@ -50,68 +48,23 @@ func loadAvg() float64 {
 	return v
 }
 
-// plainRun cats f on a fresh cols x rows PTY whose master is read into buf
-// and discarded until the PTY hangs up: the floor any terminal host pays.
-// Its CPU is this process's (the reader) plus cat's.
-func plainRun(b *testing.B, f *genFile, cols, rows int, buf []byte) run {
-	c0, start := cpuNow(), time.Now()
-	master, slave, err := pty.Open()
-	if err != nil {
-		b.Fatal(err)
+// plainRun is the floor any terminal host pays: `script -qfec "cat FILE"
+// /dev/null`, a plain PTY reader copying the output to /dev/null, until
+// it exits. Its CPU is script's plus cat's (script's reaped child). The
+// terminal's size does not matter to a reader that renders nothing.
+func plainRun(b *testing.B, f *genFile) run {
+	c0, start := childrenCPU(), time.Now()
+	cmd := exec.Command("script", "-qfec", "cat "+quote(f.path), "/dev/null")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("script -qfec \"cat %s\": %v %s", f.path, err, stderr.String())
 	}
-	if err := pty.SetSize(master, cols, rows); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command("cat", f.path)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	slave.Close()
-	var got int64
-	for {
-		n, err := master.Read(buf)
-		got += int64(n)
-		if err != nil {
-			if !errors.Is(err, syscall.EIO) && !errors.Is(err, io.EOF) {
-				b.Fatal(err)
-			}
-			break
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	wall := time.Since(start)
-	master.Close()
-	if got < f.size {
-		b.Fatalf("read %d bytes, want at least %d", got, f.size)
-	}
-	return run{wall.Seconds(), cpuNow() - c0}
+	return run{wall: time.Since(start).Seconds(), cpu: childrenCPU() - c0}
 }
 
-// phantomRun cats f in a new cols x rows Phantom tab until the program has
-// exited and the marker is its last line. Its CPU is this process's (the
-// workspace: PTY reader, screen engine, and the 1 ms polling of the last
-// line) plus cat's.
-func phantomRun(b *testing.B, ws *workspace.Workspace, home string, f *genFile, cols, rows int) run {
-	c0, start := cpuNow(), time.Now()
-	wt := ws.Watch()
-	t, err := ws.Create(workspace.CreateSpec{Directory: home, Command: []string{"cat", f.path}, Cols: cols, Rows: rows})
-	if err != nil {
-		b.Fatal(err)
-	}
-	waitRendered(b, ws, wt, t.ID, f.marker, ingestTimeout(f))
-	r := run{time.Since(start).Seconds(), cpuNow() - c0}
-	wt.Stop()
-	if err := ws.Close(t.ID); err != nil {
-		b.Fatal(err)
-	}
-	return r
-}
-
-// tmuxRun cats f in a new detached cols x rows tmux session. Its CPU is
+// tmuxRun cats f in a new detached cols x rows tmux session until cat has
+// exited and the file's last line is the last line in the pane. Its CPU is
 // the tmux server's plus cat's: the pane's shell waits after cat (so its
 // reaped children, cat, can be read in /proc) until the server is killed.
 func tmuxRun(b *testing.B, s *tmuxServer, f *genFile, cols, rows int) run {
@@ -119,6 +72,19 @@ func tmuxRun(b *testing.B, s *tmuxServer, f *genFile, cols, rows int) run {
 	s.run("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
 		"cat "+quote(f.path)+"; "+s.waitFor("done")+"; exec sleep 600")
 	s.run("wait-for", "done")
+	// wait-for reaches the server before the pane's last output may have:
+	// the run ends when the pane shows the last line.
+	for {
+		out := strings.TrimRight(string(s.run("capture-pane", "-p")), "\n")
+		last := out[strings.LastIndexByte(out, '\n')+1:]
+		if last == f.marker {
+			break
+		}
+		if time.Since(start) > ingestTimeout(f) {
+			b.Fatalf("tmux: last line %q, want %q", last, f.marker)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	wall := time.Since(start)
 	out := strings.Fields(string(s.run("display", "-p", "#{pid} #{pane_pid}")))
 	if len(out) != 2 {
@@ -127,7 +93,7 @@ func tmuxRun(b *testing.B, s *tmuxServer, f *genFile, cols, rows int) run {
 	server, _ := procTimes(out[0])
 	_, kids := procTimes(out[1])
 	s.kill()
-	return run{wall.Seconds(), server + kids}
+	return run{wall: wall.Seconds(), cpu: server + kids}
 }
 
 // procTimes returns a process's own CPU seconds and those of its reaped
@@ -150,31 +116,45 @@ func procTimes(pid string) (own, children float64) {
 	return tick(f[11]) + tick(f[12]), tick(f[13]) + tick(f[14])
 }
 
-// sideBySide runs a plain PTY reader, a Phantom tab and (when installed)
-// tmux on f at cols x rows in rounds, rotating which goes first so all
-// see the same machine, and reports each one's median wall seconds and
-// CPU seconds per MB, the medians of the per-round ratios to plain, and
-// the load average.
+// pairs is how many rounds a side-by-side benchmark runs:
+// PHANTOM_BENCH_PAIRS, default 3.
+func pairs(tb testing.TB) int {
+	n := 3
+	if v := os.Getenv("PHANTOM_BENCH_PAIRS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			tb.Fatalf("PHANTOM_BENCH_PAIRS=%q: want a positive number of rounds", v)
+		}
+	}
+	return n
+}
+
+// sideBySide runs a plain PTY reader, a tab of a real Phantom and (when
+// installed) tmux on f at cols x rows in pairs(b) rounds, rotating which
+// goes first so all see the same machine, and reports each one's median
+// wall seconds and CPU seconds per MB, the medians and spreads of the
+// per-round ratios to plain, and the load average. One op is the whole
+// set of rounds, whatever b.N: run it with -benchtime 1x (testing would
+// otherwise run it once more to size b.N).
 func sideBySide(b *testing.B, f *genFile, cols, rows int) {
-	ws, home := newWorkspace(b)
+	ph := startPhantom(b)
 	var tx *tmuxServer
 	if _, err := exec.LookPath("tmux"); err == nil {
 		tx = newTmux(b)
 	}
-	buf := make([]byte, 32<<10)
 	mb := float64(f.size) / (1 << 20)
 	var plain, tab, tm []run
 	var ratio, cpuRatio, tmRatio, tmCPURatio, load []float64
 	load = append(load, loadAvg())
 	b.ResetTimer()
-	for i := range b.N {
+	for i := range pairs(b) {
 		var p, t, x run
 		for k := range 3 {
 			switch (i + k) % 3 {
 			case 0:
-				p = plainRun(b, f, cols, rows, buf)
+				p = plainRun(b, f)
 			case 1:
-				t = phantomRun(b, ws, home, f, cols, rows)
+				t = ph.catRun(b, f, cols, rows)
 			case 2:
 				if tx != nil {
 					x = tmuxRun(b, tx, f, cols, rows)
@@ -201,8 +181,12 @@ func sideBySide(b *testing.B, f *genFile, cols, rows int) {
 	b.ReportMetric(cpu(plain), "plain-cpus/MB")
 	b.ReportMetric(cpu(tab), "phantom-cpus/MB")
 	b.ReportMetric(median(cpuRatio), "cpu-ratio")
+	b.ReportMetric(median(mapRuns(tab, func(r run) float64 { return r.terminald / mb })), "terminald-cpus/MB")
+	b.ReportMetric(median(mapRuns(tab, func(r run) float64 { return r.holder / mb })), "holder-cpus/MB")
 	b.ReportMetric(slicesMin(ratio), "ratio-min")
 	b.ReportMetric(slicesMax(ratio), "ratio-max")
+	b.ReportMetric(slicesMin(cpuRatio), "cpu-ratio-min")
+	b.ReportMetric(slicesMax(cpuRatio), "cpu-ratio-max")
 	if tx != nil {
 		b.ReportMetric(wall(tm), "tmux-s")
 		b.ReportMetric(median(tmRatio), "tmux-ratio")
