@@ -24,7 +24,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		return status.Error(codes.InvalidArgument, "attach: the first message must be a hello")
 	}
 	prefix, err := attach.ParsePrefix(s.ws.Config().Prefix)
-	if err != nil {
+	if err != nil { // config.Load checked it; a workspace built by hand may not be
 		return status.Errorf(codes.FailedPrecondition, "attach: settings: %v", err)
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
@@ -43,6 +43,8 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 				continue
 			case r.GetResize() != nil:
 				m.Cols, m.Rows = int(r.GetResize().GetCols()), int(r.GetResize().GetRows())
+			case r.GetClipboard() != nil:
+				m.Clipboard = attachClipboard(r.GetClipboard())
 			default:
 				m.Input = r.GetInput()
 			}
@@ -54,7 +56,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		}
 	}()
 	creds, _ := peercred.FromContext(stream.Context()) // who answers sheets here, for authz's audit log
-	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID},
+	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),

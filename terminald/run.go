@@ -38,6 +38,7 @@ const HandoverSignal = syscall.SIGUSR2
 // this process. Where no holder can be had, terminald starts the programs
 // itself, as a child subreaper, and its tabs end with it.
 func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
+	defer startCPUProfile(logger)()
 	cfg, err := config.Load(layout.Config)
 	if err != nil {
 		return err
@@ -58,7 +59,8 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		Socket: holder.Socket(layout.Runtime), Lock: holder.LockFile(layout.Runtime), TerminaldAddr: addr,
 		Exe: exe, Log: holder.LogFile(layout.Logs), Logger: logger,
 	})
-	opts := workspace.Options{Config: cfg, Layout: layout, Logger: logger, SandboxLauncher: sandbox.SelfLauncher()}
+	opts := workspace.Options{Config: cfg, Layout: layout, Logger: logger, SandboxLauncher: sandbox.SelfLauncher(),
+		Env: tabEnviron(os.Environ(), exe)} // tabpath.go: `phantom` in a tab is this one
 	stopped := ctx // done when terminald is told to stop (phantom down)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -146,13 +148,22 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 // NewServer builds terminald's gRPC server over ws: the shared daemon chain,
 // the peer identity of every Unix-socket connection, the guard that puts
 // calls from inside tabs to authz, and the watcher that brings authz's
-// permission sheets to attach. Call stop after the server has stopped.
+// permission sheets to attach, and the follower of config.json
+// (reload.go). Call stop after the server has stopped.
 func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger) (srv *daemon.Server, stop func(), err error) {
 	svc := NewService(ws)
 	g := guard.New(terminalv1.File_phantom_terminal_v1_terminal_proto, guard.Options{
 		Locate:    svc.locate,
 		TabOf:     func(_ context.Context, _ int, p lineage.Place) (string, error) { return svc.TabOf(p), nil },
 		AuthzAddr: layout.DaemonAddr("authz"),
+		// SendKeys checks callers inside Phantom itself, as run_command
+		// (send.go).
+		//
+		// ReloadConfig only re-reads config.json, which terminald follows
+		// anyway (reload.go): calling it from a tab gives no power that
+		// writing the file would not (the human's `phantom reload` runs
+		// in a tab, too).
+		Open: []string{terminalv1.TerminalService_SendKeys_FullMethodName, terminalv1.ConfigService_ReloadConfig_FullMethodName},
 		Refuse: map[string]string{
 			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside Phantom: attach from a terminal outside Phantom",
 			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",
@@ -171,6 +182,16 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		return nil, nil, err
 	}
 	svc.SetSheets(sheets)
+	svc.SetAuthorizer(g.AuthorizeAs)
 	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
-	return srv, func() { sheets.stop(); g.Close() }, nil
+	reloader := newConfigReloader(layout.Config, ws, logger)
+	svc.live = reloader.live
+	terminalv1.RegisterConfigServiceServer(srv.GRPC, reloader)
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		reloader.watch(watchCtx)
+	}()
+	return srv, func() { stopWatch(); <-watchDone; sheets.stop(); g.Close() }, nil
 }

@@ -28,6 +28,9 @@ type Service struct {
 	// sheets are the permission sheets waiting for the human, shown and
 	// answered in attach; nil when there is no authz to ask.
 	sheets attach.Sheets
+	// live are config.json's attach settings as reloaded (reload.go); nil
+	// without a reloader: attach then reads the prefix once.
+	live *attach.Live
 	// locate places a process in the process tree (lineage.Tree.Locate
 	// with terminald itself as the root).
 	locate func(pid int) (lineage.Place, error)
@@ -37,6 +40,8 @@ type Service struct {
 	wire  wireCache
 	// cmdTerms are those messages with the tabs' last commands (read.go).
 	cmdTerms cmdTerms
+	// authorizeAs checks SendKeys from inside Phantom (send.go).
+	authorizeAs Authorizer
 }
 
 // NewService serves ws. It locates processes with itself as terminald.

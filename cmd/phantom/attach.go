@@ -37,14 +37,19 @@ prefix (Ctrl-\ unless config.json sets "prefix"):
   s       the waiting permission sheet
   d       detach (everything keeps running)
   ?       every key: splits, copy mode, the mouse
-The prefix pressed twice sends it to the tab. PHANTOM_CLIPBOARD=off keeps
-copies out of the terminal's clipboard (OSC 52); PHANTOM_MOUSE=off leaves
-the mouse to the terminal.`,
+The prefix pressed twice sends it to the tab. Splits belong to the window:
+every client of it shows them, and they stay after detaching. Copies go
+to the terminal's clipboard (OSC 52) when the terminal announces it takes
+them; PHANTOM_CLIPBOARD=on or off forces it either way. PHANTOM_MOUSE=off
+leaves the mouse to the terminal.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			target := ""
 			if len(args) == 1 {
-				target = args[0]
+				var err error
+				if target, err = attachTarget(args[0]); err != nil {
+					return err
+				}
 			}
 			code, err := runAttach(target)
 			if err != nil {
@@ -84,11 +89,12 @@ func runAttach(target string) (int, error) {
 	}
 	stopSignals := restoreOnSignals(in, old) // attach_terminal.go
 	os.Stdout.WriteString(attach.EnterClient)
-	keys := readTerminal()
+	probe := newClipboardProbe(os.Stdout) // attach_probe.go
+	keys := readTerminal(probe)
 	var exit *terminalv1.AttachExit
 	var typed []byte // keys typed while reconnecting
 	for {
-		exit, err = attachLoop(stream, first, typed, keys, out)
+		exit, err = attachLoop(stream, first, typed, keys, out, probe)
 		closeStream()
 		// terminald went away: killed (the stream broke) or upgraded
 		// (it said it is shutting down). With a holder its tabs live on
@@ -243,15 +249,16 @@ func oneLine(s string, n int) string {
 }
 
 // readTerminal reads the terminal for as long as attach runs, across
-// sessions: a reader per session would leave one blocked in Read.
-func readTerminal() <-chan []byte {
+// sessions: a reader per session would leave one blocked in Read. The
+// terminal's replies to the clipboard probe are taken out.
+func readTerminal(probe *clipboardProbe) <-chan []byte {
 	keys := make(chan []byte, 16)
 	go func() {
 		buf := make([]byte, 4096)
 		for {
 			n, err := os.Stdin.Read(buf)
-			if n > 0 {
-				keys <- append([]byte(nil), buf[:n]...)
+			if b := probe.keys(buf[:n]); len(b) > 0 {
+				keys <- append([]byte(nil), b...)
 			}
 			if err != nil {
 				close(keys)
@@ -264,7 +271,7 @@ func readTerminal() <-chan []byte {
 
 // attachLoop copies keys and size changes to terminald and frames to the
 // terminal until the session's exit message.
-func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv1.AttachResponse, typed []byte, keys <-chan []byte, out int) (*terminalv1.AttachExit, error) {
+func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv1.AttachResponse, typed []byte, keys <-chan []byte, out int, probe *clipboardProbe) (*terminalv1.AttachExit, error) {
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	defer signal.Stop(winch)
@@ -274,9 +281,19 @@ func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv
 		if len(typed) > 0 && stream.Send(&terminalv1.AttachRequest{Msg: &terminalv1.AttachRequest_Input{Input: typed}}) != nil {
 			return
 		}
+		// Where copies go, as far as the probe knows: terminald says it
+		// when one is made.
+		clipboard := func() *terminalv1.AttachRequest {
+			return &terminalv1.AttachRequest{Msg: &terminalv1.AttachRequest_Clipboard{Clipboard: &terminalv1.AttachClipboard{State: probe.State()}}}
+		}
+		if probe.State() != terminalv1.AttachClipboard_STATE_UNSPECIFIED && stream.Send(clipboard()) != nil {
+			return
+		}
 		for {
 			var req *terminalv1.AttachRequest
 			select {
+			case <-probe.Changed():
+				req = clipboard()
 			case b, ok := <-keys:
 				if !ok {
 					stream.CloseSend()
@@ -301,7 +318,7 @@ func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv
 	for {
 		switch m := resp.GetMsg().(type) {
 		case *terminalv1.AttachResponse_Output:
-			if _, err := os.Stdout.Write(filterOutput(m.Output)); err != nil {
+			if _, err := os.Stdout.Write(filterOutput(m.Output, probe.writes())); err != nil {
 				return nil, fmt.Errorf("write to the terminal: %w", err)
 			}
 		case *terminalv1.AttachResponse_Exit:

@@ -30,7 +30,7 @@ func (c *client) waitRaw(what, s string) {
 // it into the tab.
 func TestAttachCopyModeSearchAndOSC52(t *testing.T) {
 	in := startPhantom(t)
-	c := in.attach(t, 80, 24, nil)
+	c := in.attach(t, 80, 24, []string{"PHANTOM_CLIPBOARD=on"}) // the harness does not answer the probe
 	c.waitStatus("shown", func(s string) bool { return strings.Contains(s, "1:") })
 	// The command line says needle-$((40+2)), its output needle-42: only
 	// the output matches "needle-42".

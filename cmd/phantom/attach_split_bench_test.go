@@ -74,13 +74,24 @@ func TestAttachSplitCatFigure(t *testing.T) {
 		return 0, 0
 	}
 
-	// One unsplit tab with a client attached.
-	unsplit := func(i int) time.Duration {
-		out, gate := filepath.Join(dir, fmt.Sprint("unsplit", i)), filepath.Join(dir, fmt.Sprint("gate-unsplit", i))
-		r, err := in.tc.CreateTerminal(tctx(t), &terminalv1.CreateTerminalRequest{Directory: dir, Command: gatedCat(out, gate)})
+	// tabInNewWindow opens a tab running argv in a window of its own:
+	// splits belong to a window, so each run starts from one without.
+	tabInNewWindow := func(name string, argv []string) *terminalv1.CreateTerminalResponse {
+		w, err := in.tc.CreateWindow(tctx(t), &terminalv1.CreateWindowRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
+		r, err := in.tc.CreateTerminal(tctx(t), &terminalv1.CreateTerminalRequest{Directory: dir, Command: argv, WindowId: w.GetWindow().GetId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	// One unsplit tab with a client attached.
+	unsplit := func(i int) time.Duration {
+		out, gate := filepath.Join(dir, fmt.Sprint("unsplit", i)), filepath.Join(dir, fmt.Sprint("gate-unsplit", i))
+		r := tabInNewWindow(fmt.Sprint("unsplit", i), gatedCat(out, gate))
 		c := startOnPTY(t, env, dir, cols, rows, phantomBin, "attach", r.GetTerminal().GetId())
 		discard(c)
 		eventually(t, "the tab at the client's size", func() (bool, string) {
@@ -96,10 +107,7 @@ func TestAttachSplitCatFigure(t *testing.T) {
 	// The same tab in the top left of four panes (two columns of two).
 	split := func(i int) time.Duration {
 		out, gate := filepath.Join(dir, fmt.Sprint("split", i)), filepath.Join(dir, fmt.Sprint("gate-split", i))
-		r, err := in.tc.CreateTerminal(tctx(t), &terminalv1.CreateTerminalRequest{Directory: dir, Command: gatedCat(out, gate)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := tabInNewWindow(fmt.Sprint("split", i), gatedCat(out, gate))
 		id := r.GetTerminal().GetId()
 		before := len(in.list(t))
 		mu.Lock()

@@ -139,7 +139,7 @@ func TestAttachSplitExistingTab(t *testing.T) {
 	if _, err := in.tc.CreateTerminal(tctx(t), &terminalv1.CreateTerminalRequest{Directory: in.env.Home, Name: "other"}); err != nil {
 		t.Fatal(err)
 	}
-	c := in.attach(t, 81, 24, nil)
+	c := in.attach(t, 81, 24, []string{"PHANTOM_CLIPBOARD=on"}) // the harness does not answer the probe
 	c.waitStatus("two tabs", func(s string) bool { return strings.Contains(s, "2:other") })
 	c.send(prefix + "w")
 	c.waitText("2:other")

@@ -47,20 +47,18 @@ func restoreOnSignals(in int, old *term.State) (stop func()) {
 }
 
 // Environment switches for what terminald's frames may turn on in the
-// outer terminal; both default to on.
+// outer terminal.
 //
 //   - PHANTOM_CLIPBOARD=off: copies stay in the session (prefix ] pastes
-//     them) and are not sent to the terminal's clipboard as OSC 52. Most
-//     terminals take OSC 52 writes (xterm only with allowWindowOps; tmux
-//     with set-clipboard on) and the rest ignore it; turn it off where a
-//     terminal shows it instead or the clipboard must not change.
+//     them) and are not sent to the terminal's clipboard as OSC 52;
+//     PHANTOM_CLIPBOARD=on sends them even when the terminal did not
+//     announce it takes them. Unset, attach asks the terminal
+//     (attach_probe.go): xterm announces it only with allowWindowOps,
+//     tmux with set-clipboard on.
 //   - PHANTOM_MOUSE=off: the terminal keeps the mouse (its own selection
 //     and scrolling); Phantom gets no clicks, wheel or drags, and programs
-//     in the tabs get no mouse either.
-var (
-	clipboardOff = envOff("PHANTOM_CLIPBOARD")
-	mouseOff     = envOff("PHANTOM_MOUSE")
-)
+//     in the tabs get no mouse either. On by default.
+var mouseOff = envOff("PHANTOM_MOUSE")
 
 // envOff reports whether environment variable name turns something off.
 func envOff(name string) bool {
@@ -77,11 +75,12 @@ var mouseModeSets = [][]byte{
 	[]byte("\x1b[?1005h"), []byte("\x1b[?1006h"), []byte("\x1b[?1015h"), []byte("\x1b[?1016h"),
 }
 
-// filterOutput drops from a frame what the switches above turn off. A
-// frame is rendered by terminald, never a program's raw output, so these
+// filterOutput drops from a frame what the switches above turn off, and
+// clipboard writes unless clipboard says the terminal takes them. A frame
+// is rendered by terminald, never a program's raw output, so these
 // sequences appear whole and only where terminald put them.
-func filterOutput(b []byte) []byte {
-	if clipboardOff {
+func filterOutput(b []byte, clipboard bool) []byte {
+	if !clipboard {
 		b = dropOSC52(b)
 	}
 	if mouseOff {

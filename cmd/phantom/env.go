@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -50,7 +51,10 @@ func withDaemon[C any](name string, client func(grpc.ClientConnInterface) C, cal
 	if err != nil {
 		return err
 	}
-	cc, err := dialDaemon(l, name)
+	// No health check first, unlike dialDaemon: one round trip less for
+	// every command. A call that could not connect says why instead.
+	addr := l.DaemonAddr(name)
+	cc, err := daemon.Dial(addr)
 	if err != nil {
 		return err
 	}
@@ -63,7 +67,11 @@ func withDaemon[C any](name string, client func(grpc.ClientConnInterface) C, cal
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return rpcError(call(ctx, client(cc)))
+	err = call(ctx, client(cc))
+	if status.Code(err) == codes.Unavailable && cc.GetState() != connectivity.Ready {
+		return unreachable(name, addr, err)
+	}
+	return rpcError(err)
 }
 
 // dialDaemon connects to a daemon after checking it answers, so that "not
@@ -76,7 +84,7 @@ func dialDaemon(l paths.Layout, name string) (*grpc.ClientConn, error) {
 	}
 	if _, err := health(cc, 2*time.Second); err != nil {
 		cc.Close()
-		return nil, fmt.Errorf("%s is not running at %s (start it with `phantom up`): %v", name, addr, err)
+		return nil, unreachable(name, addr, err)
 	}
 	return cc, nil
 }
@@ -92,16 +100,24 @@ func health(cc *grpc.ClientConn, timeout time.Duration) (healthpb.HealthCheckRes
 	return resp.GetStatus(), nil
 }
 
-// rpcError turns a gRPC status into a plain message for the terminal.
+// rpcError turns a gRPC status into an error that reads as its plain
+// message and still carries the status, so that main words it and picks
+// the exit status from the code (clierr.go).
 func rpcError(err error) error {
 	if err == nil {
 		return nil
 	}
 	if st, ok := status.FromError(err); ok {
-		return fmt.Errorf("%s (%s)", st.Message(), strings.ToLower(st.Code().String()))
+		return &plainStatus{st: st}
 	}
 	return err
 }
+
+// plainStatus is a gRPC status whose Error is its message alone.
+type plainStatus struct{ st *status.Status }
+
+func (e *plainStatus) Error() string              { return e.st.Message() }
+func (e *plainStatus) GRPCStatus() *status.Status { return e.st }
 
 // printJSON prints a response as the --json flags do: proto field names, every field.
 func printJSON(m proto.Message) error {

@@ -368,12 +368,12 @@ func TestPermissionsShellRead(t *testing.T) {
 	id := permSheet(t, env, "shell", reader, "read_output", "CAPABILITY_READ", "SCOPE_ALL", "tab "+target)["id"].(string)
 	mustPhantom(t, env, "sheet", "answer", id, "--deny")
 	var out string
-	eventually(t, "the refusal and rc=1 in the reader tab", func() (bool, string) {
+	eventually(t, "the refusal and rc=5 in the reader tab", func() (bool, string) {
 		out = mustPhantom(t, env, "read", reader)
 		return strings.Contains(out, "rc="), out
 	})
-	if !strings.Contains(out, "rc=1") || !strings.Contains(out, "the human denied read_output") ||
+	if !strings.Contains(out, "rc=5") || !strings.Contains(out, "the human denied read_output") ||
 		strings.Contains(out, "shell-target-marker") {
-		t.Errorf("reader tab shows:\n%s\nwant the denial and rc=1, not the target's text", out)
+		t.Errorf("reader tab shows:\n%s\nwant the denial and rc=5 (refused), not the target's text", out)
 	}
 }

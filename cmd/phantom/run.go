@@ -35,10 +35,15 @@ and says so.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if c.ArgsLenAtDash() != 1 {
-				return fmt.Errorf("usage: phantom run TAB [--wait[=SECONDS]] -- COMMAND...: put -- between the tab and the command")
+				return usageError("the command must come after --", "phantom run TAB [--wait[=SECONDS]] -- COMMAND...")
 			}
-			tab, line := args[0], strings.Join(args[1:], " ")
-			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+			line := strings.Join(args[1:], " ")
+			return withTargets(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
+				if wait == 0 {
+					// Without --wait, run answers at once, unless a
+					// permission sheet holds it.
+					defer waitNotice(func() string { return fmt.Sprintf("running %q in tab %s", line, r.Describe(tab)) })()
+				}
 				code, err := runInTab(ctx, tc, os.Stdout, os.Stderr, tab, line, wait)
 				if err != nil {
 					return err

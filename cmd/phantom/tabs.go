@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,19 +23,31 @@ func newCmd() *cobra.Command {
 		Use:   "new [flags] [-- COMMAND [ARG...]]",
 		Short: "Open a tab and print its id",
 		Long: `Open a tab running your shell (or an agent, or COMMAND) and print its id.
-The tab starts in --dir, by default the current directory. A tab with an
+The tab starts in --dir, by default the current directory; a relative
+--dir is taken from the current directory, and ~ is your home. A tab with an
 agent, or with --sandbox, runs sandboxed where the kernel allows it (see
 phantom status).`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			req.Command = args
-			if req.Directory == "" {
-				wd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				req.Directory = wd
+			dir, err := absDir(req.Directory)
+			if err != nil {
+				return err
 			}
+			req.Directory = dir
 			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+				r := newTargets(ctx, tc)
+				if req.WindowId != "" {
+					w, err := r.Window(req.WindowId)
+					if err != nil {
+						return err
+					}
+					req.WindowId = w.GetId()
+				}
+				if req.GroupId != "" {
+					if req.GroupId, err = r.Group(req.GroupId); err != nil {
+						return err
+					}
+				}
 				resp, err := tc.CreateTerminal(ctx, &req)
 				if err == nil {
 					fmt.Println(resp.GetTerminal().GetId())
@@ -45,12 +58,33 @@ phantom status).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&req.Directory, "dir", "", "directory to start in (default: the current directory)")
-	f.StringVar(&req.GroupId, "group", "", "group id to put the tab in")
+	f.StringVar(&req.GroupId, "group", "", "group (id or name) to put the tab in")
 	f.StringVar(&req.Name, "name", "", "the tab's name")
 	f.StringVar(&req.Agent, "agent", "", "a configured agent to run (claude, codex, gemini, ...); its tab is sandboxed")
 	f.BoolVar(&req.Sandbox, "sandbox", false, "run the tab sandboxed (Landlock): writes only in its directory, temporary directories and the agent's own; no signals beyond the tab; no sudo")
-	f.StringVar(&req.WindowId, "window", "", "window id (default: the first window)")
+	f.StringVar(&req.WindowId, "window", "", "window (id or name) to open the tab in (default: the first window)")
 	return cmd
+}
+
+// absDir is dir as the tab's absolute start directory: "" is the current
+// directory, "~" and "~/…" are in $HOME, a relative path is taken from the
+// current directory. Whether it exists is terminald's to say.
+func absDir(dir string) (string, error) {
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", usageError(fmt.Sprintf("--dir %s: cannot tell your home directory: $HOME is not set", dir), "give an absolute directory")
+		}
+		return filepath.Join(home, dir[1:]), nil
+	}
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir), nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("--dir %q: cannot tell the current directory: %w", dir, err)
+	}
+	return filepath.Join(wd, dir), nil
 }
 
 func lsCmd() *cobra.Command {
@@ -58,11 +92,22 @@ func lsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List the tabs",
-		Args:  cobra.NoArgs,
+		Long: `ls lists the tabs. WINDOW is where attach's status line shows a tab,
+as commands take it: main:2 is the second tab of window main.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			var resp *terminalv1.ListTerminalsResponse
+			var (
+				resp   *terminalv1.ListTerminalsResponse
+				places map[string]string
+			)
 			err := withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) (err error) {
-				resp, err = tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
+				if asJSON {
+					resp, err = tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
+					return err
+				}
+				r := newTargets(ctx, tc)
+				places, err = r.Places()
+				resp = &terminalv1.ListTerminalsResponse{Terminals: r.tabs}
 				return err
 			})
 			if err != nil {
@@ -80,7 +125,7 @@ func lsCmd() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, t.GetTitle(), t.GetDirectory(),
 					t.GetForegroundProcess().GetName(), tabState(t), ports(t.GetDevServerPorts()),
-					dash(t.GetGroupId()), t.GetWindowId(), dash(t.GetWorktree()), agentState(t))
+					dash(t.GetGroupId()), places[t.GetId()], dash(t.GetWorktree()), agentState(t))
 			}
 			return tw.Flush()
 		},
@@ -136,7 +181,10 @@ func readCmd() *cobra.Command {
 		lastCommand bool
 	)
 	cmd := &cobra.Command{
-		Use:   "read TAB",
+		Use: "read TAB",
+		Example: `  phantom read t3          # tab t3
+  phantom read 2 -n 1000   # the second tab of your window, last 1000 lines
+  phantom read main:build  # the tab called build in window main`,
 		Short: "Print the last lines of a tab as plain text",
 		Long: `read prints the last lines of a tab as plain text.
 
@@ -152,16 +200,21 @@ prints from the matching line on; it exits 124 if the time runs out.`,
 			if c.Flags().Changed("lines") {
 				o.lines = &n
 			}
-			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+			return withTargets(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
+				if o.waitFor == "" {
+					// Without --wait-for a read answers at once, unless
+					// a permission sheet holds it.
+					defer waitNotice(func() string { return "reading tab " + r.Describe(tab) })()
+				}
 				if lastCommand {
-					code, err := readLastCommand(ctx, tc, os.Stdout, os.Stderr, args[0])
+					code, err := readLastCommand(ctx, tc, os.Stdout, os.Stderr, tab)
 					if err == nil && code != 0 {
 						os.Exit(code)
 					}
 					return err
 				}
 				if o.since == "" && o.waitFor == "" {
-					pages, err := readTail(ctx, tc, args[0], n)
+					pages, err := readTail(ctx, tc, tab, n)
 					if err != nil {
 						return err
 					}
@@ -170,7 +223,7 @@ prints from the matching line on; it exits 124 if the time runs out.`,
 					}
 					return printPages(os.Stdout, os.Stderr, pages)
 				}
-				next, matched, err := readSince(ctx, tc, os.Stdout, os.Stderr, args[0], o)
+				next, matched, err := readSince(ctx, tc, os.Stdout, os.Stderr, tab, o)
 				if err != nil {
 					return err
 				}
@@ -253,8 +306,8 @@ func closeCmd() *cobra.Command {
 		Short: "Close a tab, hanging up its processes",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
-				_, err := tc.CloseTerminal(ctx, &terminalv1.CloseTerminalRequest{TerminalId: args[0]})
+			return withTab(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string) error {
+				_, err := tc.CloseTerminal(ctx, &terminalv1.CloseTerminalRequest{TerminalId: tab})
 				return err
 			})
 		},

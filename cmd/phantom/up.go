@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,19 +13,23 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/phantom-dev/phantom/gateway"
+	"github.com/phantom-dev/phantom/internal/buildinfo"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/holder"
 )
 
 // startTimeout bounds how long up waits for a daemon to report SERVING,
@@ -34,15 +39,25 @@ const startTimeout = 15 * time.Second
 // stopTimeout bounds how long down waits for a daemon to exit after SIGTERM.
 const stopTimeout = 15 * time.Second
 
+// lookEvery is how often up looks for the pid files of starting daemons
+// where it cannot watch the runtime directory (daemon.WatchDir failed).
+const lookEvery = 5 * time.Millisecond
+
 func upCmd() *cobra.Command {
 	var foreground bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start every daemon and return when they are healthy",
-		Args:  cobra.NoArgs,
+		Long: `Start every daemon that is not running and return when they all serve.
+The first tab opens in the directory up runs in. Tabs find this phantom
+first in their PATH.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			l, err := paths.Default()
 			if err != nil {
+				return err
+			}
+			if err := checkSettings(l); err != nil {
 				return err
 			}
 			for _, dir := range []string{l.Runtime, l.Logs} {
@@ -56,34 +71,8 @@ func upCmd() *cobra.Command {
 			}
 			defer func() { lk.unlock() }() // the lock held at the end
 			cleanStale(l)
-			var started []*child
-			var already []string
-			for _, name := range paths.Daemons {
-				if st, _ := probe(l.DaemonAddr(name)); st == healthpb.HealthCheckResponse_SERVING {
-					already = append(already, name)
-					continue
-				}
-				c, err := startDaemon(l, name, foreground)
-				if err != nil {
-					stopChildren(started)
-					return err
-				}
-				started = append(started, c)
-			}
-			switch {
-			case len(started) == 0:
-				fmt.Println("Phantom is already running: every daemon serves.")
-			case len(already) > 0:
-				fmt.Printf("Phantom was already running except %s; %s kept running.\n",
-					strings.Join(childNames(started), ", "), strings.Join(already, ", "))
-			}
-			// A tool call right after up returns must find every daemon:
-			// the gateway connects to a daemon started after it only
-			// once its reconnect backoff fires.
-			if err := waitGatewaySees(l); err != nil {
-				return err
-			}
-			if err := firstTab(); err != nil {
+			started, err := bringUp(l, foreground)
+			if err != nil {
 				return err
 			}
 			fmt.Println("Phantom is up. See it: phantom attach (Ctrl-\\ d detaches); list tabs: phantom ls; agents connect with: phantom +mcp-server --client=NAME")
@@ -108,13 +97,169 @@ func upCmd() *cobra.Command {
 	return cmd
 }
 
+// bringUp starts every daemon of l that does not serve yet and opens the
+// first tab, and returns the daemons it started. If a daemon fails to
+// start, those it started are stopped again.
+//
+// The order is what makes the first prompt quick (issue 17): on two
+// cores, six daemons starting at once would slow terminald down. So the
+// holder and terminald start first, alone; the first tab opens the moment
+// terminald serves; then the other daemons start, all at once, while the
+// tab's shell starts. The gateway starts last, so that it reaches every
+// daemon at its first try rather than on its reconnect backoff.
+func bringUp(l paths.Layout, foreground bool) ([]*child, error) {
+	serving := servingDaemons(l)
+	s := newStarter(l, foreground)
+	defer s.close()
+	var started []*child
+	launch := func(names ...string) ([]*child, error) {
+		var cs []*child
+		for _, name := range names {
+			if serving[name] {
+				continue
+			}
+			c, err := s.start(name)
+			if err != nil {
+				return nil, err
+			}
+			cs = append(cs, c)
+			started = append(started, c)
+		}
+		return cs, nil
+	}
+	var hold *child // the holder this up started, if any
+	fail := func(err error) ([]*child, error) {
+		if hold != nil {
+			// Fresh, it holds no tab; stopped last, after terminald.
+			started = append([]*child{hold}, started...)
+		}
+		stopChildren(started)
+		return nil, err
+	}
+	var others []string
+	for _, name := range paths.Daemons {
+		if name != "terminald" && name != "gateway" {
+			others = append(others, name)
+		}
+	}
+	if !serving["terminald"] {
+		if err := refuseInside(l, "start terminald"); err != nil {
+			return nil, err
+		}
+		hold = startHolder(l)
+	}
+	var tabErr error
+	for _, stage := range [][]string{{"terminald"}, others, {"gateway"}} {
+		cs, err := launch(stage...)
+		if err == nil {
+			err = s.wait(cs)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if stage[0] == "terminald" {
+			tabErr = firstTab()
+		}
+	}
+	// A tool call right after up returns must find every daemon.
+	if err := waitGatewaySees(l); err != nil {
+		return fail(err)
+	}
+	reportAlready(l, serving, started)
+	if tabErr != nil {
+		// The daemons stay: they serve, and `phantom new` may work.
+		return started, fmt.Errorf("open the first tab: %w", rpcError(tabErr))
+	}
+	return started, nil
+}
+
+// startHolder starts the instance's holder (terminald/holder) beside
+// terminald rather than leave it to terminald, which would start it only
+// once it runs, through a `+holder --background` that starts it in turn:
+// two process starts in a row on the way to the first prompt. Its
+// arguments are those terminald gives it, by which terminald recognises
+// it. Should it fail to start, terminald starts one as always (nil is
+// returned); a holder already running makes this one exit at once.
+func startHolder(l paths.Layout) *child {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	ch := &child{name: "holder", log: holder.LogFile(l.Logs), done: make(chan struct{})}
+	logf, err := os.OpenFile(ch.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil
+	}
+	defer logf.Close()
+	ch.cmd = exec.Command(exe, "+holder", "--terminald", l.DaemonAddr("terminald"),
+		"--socket", holder.Socket(l.Runtime), "--lock", holder.LockFile(l.Runtime))
+	ch.cmd.Stdout, ch.cmd.Stderr = logf, logf
+	// Its own session, nobody's child once up exits: the holder must
+	// outlive terminald and not get the terminal's hang-up.
+	ch.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if ch.cmd.Start() != nil {
+		return nil
+	}
+	go func() {
+		ch.err = ch.cmd.Wait()
+		close(ch.done)
+	}()
+	return ch
+}
+
+// servingDaemons asks every daemon of l at once whether it serves.
+func servingDaemons(l paths.Layout) map[string]bool {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]bool{}
+	for _, name := range paths.Daemons {
+		wg.Go(func() {
+			if st, _ := probe(l.DaemonAddr(name)); st == healthpb.HealthCheckResponse_SERVING {
+				mu.Lock()
+				out[name] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// reportAlready says which daemons were found running, since when and on
+// which build, and warns when they run another binary than this one.
+func reportAlready(l paths.Layout, serving map[string]bool, started []*child) {
+	if len(serving) == 0 {
+		return
+	}
+	var kept []string
+	for _, name := range paths.Daemons {
+		if serving[name] {
+			kept = append(kept, name)
+		}
+	}
+	if len(started) == 0 {
+		what := "every daemon serves"
+		if d, err := inspectDaemon(l, "terminald"); err == nil {
+			what = fmt.Sprintf("since %s, rev %s", d.Since.Local().Format("2006-01-02 15:04:05 MST"), d.Build.Rev())
+		}
+		fmt.Printf("Phantom is already running (%s).\n", what)
+	} else {
+		fmt.Printf("Phantom was already running except %s; %s kept running.\n",
+			strings.Join(childNames(started), ", "), strings.Join(kept, ", "))
+	}
+	warnDiffering(os.Stderr, l, kept)
+}
+
 // child is a daemon this up started.
 type child struct {
 	name string
 	cmd  *exec.Cmd
-	// exited receives Wait's result once.
-	exited chan error
-	// done is closed once it exited.
+	// log is the daemon's log file, and logFrom its size when this
+	// daemon started: what it wrote itself starts there.
+	log     string
+	logFrom int64
+	// err is Wait's result, set before done is closed.
+	err  error
 	done chan struct{}
 }
 
@@ -126,57 +271,123 @@ func childNames(cs []*child) []string {
 	return out
 }
 
-// startDaemon starts the named daemon and waits until it is SERVING and
-// its pid file, which the daemon writes itself once it listens, names it.
-func startDaemon(l paths.Layout, name string, foreground bool) (*child, error) {
-	addr := l.DaemonAddr(name)
-	if err := refuseInside(l, "start "+name); err != nil {
+// starter starts daemons and learns when each serves. A daemon writes its
+// pid file once it serves (daemon.WritePIDFileWhenServing), and the
+// runtime directory is watched, so that up goes on the moment a daemon is
+// ready rather than on the next tick of a poll.
+type starter struct {
+	l          paths.Layout
+	foreground bool
+	// watch wakes wait when a file is written in the runtime directory;
+	// nil where it cannot be had (then wait looks every lookEvery).
+	watch *daemon.DirWatch
+	// exited receives each started daemon once it exited.
+	exited chan *child
+}
+
+func newStarter(l paths.Layout, foreground bool) *starter {
+	s := &starter{l: l, foreground: foreground, exited: make(chan *child, len(paths.Daemons))}
+	s.watch, _ = daemon.WatchDir(l.Runtime)
+	return s
+}
+
+func (s *starter) close() {
+	if s.watch != nil {
+		s.watch.Close()
+	}
+}
+
+// start starts the named daemon; wait learns when it serves.
+func (s *starter) start(name string) (*child, error) {
+	if err := refuseInside(s.l, "start "+name); err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: find own executable: %w", name, err)
 	}
-	logPath := filepath.Join(l.Logs, name+".log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	ch := &child{name: name, log: filepath.Join(s.l.Logs, name+".log"), done: make(chan struct{})}
+	logf, err := os.OpenFile(ch.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: open log: %w", name, err)
+		return nil, fmt.Errorf("start %s: open its log: %w", name, err)
 	}
 	defer logf.Close()
-	c := exec.Command(exe, "daemon", name, "--listen", addr)
-	c.Stdout, c.Stderr = logf, logf
+	if st, err := logf.Stat(); err == nil {
+		ch.logFrom = st.Size()
+	}
+	ch.cmd = exec.Command(exe, "daemon", name, "--listen", s.l.DaemonAddr(name))
+	ch.cmd.Stdout, ch.cmd.Stderr = logf, logf
 	// Its own session: the daemon must not get the SIGHUP or Ctrl-C meant
 	// for the terminal `phantom up` ran in.
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: !foreground}
-	if err := c.Start(); err != nil {
+	ch.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: !s.foreground}
+	if err := ch.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	ch := &child{name: name, cmd: c, exited: make(chan error, 1), done: make(chan struct{})}
 	go func() {
-		err := c.Wait()
+		ch.err = ch.cmd.Wait()
 		close(ch.done)
-		ch.exited <- err
+		s.exited <- ch
 	}()
-	deadline := time.Now().Add(startTimeout)
+	return ch, nil
+}
+
+// wait waits until every daemon of cs serves, which it says by writing
+// its pid file, naming itself, once it does. A daemon that exits, or does
+// not serve within startTimeout, is an error that quotes what it logged.
+func (s *starter) wait(cs []*child) error {
+	var tick <-chan time.Time
+	changed := make(<-chan struct{}) // never ready
+	if s.watch != nil {
+		changed = s.watch.Changed()
+	} else {
+		t := time.NewTicker(lookEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	pending := slices.Clone(cs)
 	for {
-		if st, _ := probe(addr); st == healthpb.HealthCheckResponse_SERVING {
-			rec, err := daemon.ReadPIDFile(l.PIDFile(name))
-			if err == nil && rec.PID == c.Process.Pid {
-				fmt.Printf("started %s (pid %d) on %s\n", name, c.Process.Pid, addr)
-				return ch, nil
-			}
+		pending = slices.DeleteFunc(pending, s.serves)
+		if len(pending) == 0 {
+			return nil
 		}
 		select {
-		case err := <-ch.exited:
-			return nil, fmt.Errorf("%s exited during start-up (%v); its log %s ends:\n%s", name, err, logPath, logTail(logPath))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stopChildren([]*child{ch})
-			return nil, fmt.Errorf("%s (pid %d) did not serve with its pid file written within %s; stopped it; its log %s ends:\n%s",
-				name, c.Process.Pid, startTimeout, logPath, logTail(logPath))
+		case <-changed:
+		case <-tick:
+		case c := <-s.exited:
+			return fmt.Errorf("%s exited during start-up (%v); its log %s says:\n%s", c.name, c.err, c.log, logSince(c.log, c.logFrom))
+		case <-deadline.C:
+			c := pending[0]
+			stopChildren(pending)
+			return fmt.Errorf("%s (pid %d) did not serve with its pid file written within %s; stopped it; its log %s says:\n%s",
+				c.name, c.cmd.Process.Pid, startTimeout, c.log, logSince(c.log, c.logFrom))
 		}
 	}
+}
+
+// serves reports whether c's pid file names it, and says so.
+func (s *starter) serves(c *child) bool {
+	rec, err := daemon.ReadPIDFile(s.l.PIDFile(c.name))
+	if err != nil || rec.PID != c.cmd.Process.Pid {
+		return false
+	}
+	fmt.Printf("started %s (pid %d) on %s\n", c.name, rec.PID, s.l.DaemonAddr(c.name))
+	return true
+}
+
+// startDaemon starts the named daemon and waits until it serves.
+func startDaemon(l paths.Layout, name string, foreground bool) (*child, error) {
+	s := newStarter(l, foreground)
+	defer s.close()
+	c, err := s.start(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.wait([]*child{c}); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // stopChildren stops daemons this process started, newest first. It signals
@@ -184,6 +395,11 @@ func startDaemon(l paths.Layout, name string, foreground bool) (*child, error) {
 // exited and whose pid was reused is never signalled.
 func stopChildren(cs []*child) {
 	for _, c := range slices.Backward(cs) {
+		select {
+		case <-c.done:
+			continue // already gone (and said so)
+		default:
+		}
 		_ = c.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-c.done:
@@ -198,7 +414,9 @@ func stopChildren(cs []*child) {
 // waitGatewaySees waits until the gateway's health service reports that
 // the gateway itself sees every other daemon serving (see
 // gateway.BackendHealthService), so that the first tool call after up
-// returns never meets a daemon the gateway has not connected to yet.
+// returns never meets a daemon the gateway has not connected to yet. It
+// watches each status rather than asking again and again: the gateway
+// says the moment a daemon's state changes.
 func waitGatewaySees(l paths.Layout) error {
 	addr := l.DaemonAddr("gateway")
 	cc, err := daemon.Dial(addr)
@@ -207,42 +425,61 @@ func waitGatewaySees(l paths.Layout) error {
 	}
 	defer cc.Close()
 	hc := healthpb.NewHealthClient(cc)
-	deadline := time.Now().Add(startTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
 	for _, name := range paths.Daemons {
 		if name == "gateway" {
 			continue
 		}
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: gateway.BackendHealthService(name)})
-			cancel()
-			if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-				break
-			}
-			if time.Now().After(deadline) {
-				why := "it has not heard from it yet; a gateway of an older Phantom never says: restart it with `phantom down`, then `phantom up`"
-				switch {
-				case err == nil:
-					why = "it reports it " + strings.ToLower(resp.GetStatus().String())
-				case status.Code(err) != codes.NotFound:
-					why = "asking the gateway failed: " + rpcError(err).Error()
-				}
-				return fmt.Errorf("the gateway does not see %s serving after %s (%s); see the logs in %s", name, startTimeout, why, l.Logs)
-			}
-			time.Sleep(20 * time.Millisecond)
+		last, err := watchUntilServing(ctx, hc, gateway.BackendHealthService(name))
+		if err == nil {
+			continue
 		}
+		why := "it has not heard from it yet; a gateway of an older Phantom never says: restart it with `phantom down`, then `phantom up`"
+		switch {
+		case last != healthpb.HealthCheckResponse_UNKNOWN && last != healthpb.HealthCheckResponse_SERVICE_UNKNOWN:
+			why = "it reports it " + strings.ToLower(last.String())
+		case ctx.Err() == nil && status.Code(err) != codes.NotFound:
+			why = "asking the gateway failed: " + rpcError(err).Error()
+		}
+		return fmt.Errorf("the gateway does not see %s serving after %s (%s); see the logs in %s", name, startTimeout, why, l.Logs)
 	}
 	return nil
 }
 
-// firstTab opens a shell tab when the workspace has none, as tmux does.
+// watchUntilServing follows service's health status until it is SERVING,
+// and returns the last status seen.
+func watchUntilServing(ctx context.Context, hc healthpb.HealthClient, service string) (healthpb.HealthCheckResponse_ServingStatus, error) {
+	last := healthpb.HealthCheckResponse_UNKNOWN
+	// WaitForReady: a gateway that has just started may not accept yet;
+	// the stream waits for it rather than fail at once.
+	stream, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: service}, grpc.WaitForReady(true))
+	if err != nil {
+		return last, err
+	}
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			return last, err
+		}
+		if last = resp.GetStatus(); last == healthpb.HealthCheckResponse_SERVING {
+			return last, nil
+		}
+	}
+}
+
+// firstTab opens a shell tab when the workspace has none, as tmux does,
+// in the directory up runs in (home if that cannot be had).
 func firstTab() error {
 	return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
 		list, err := tc.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
 		if err != nil || len(list.GetTerminals()) > 0 {
 			return err
 		}
-		dir, _ := os.UserHomeDir()
+		dir, _ := os.Getwd() // "": terminald opens it in home
 		_, err = tc.CreateTerminal(ctx, &terminalv1.CreateTerminalRequest{Directory: dir})
 		return err
 	})
@@ -257,8 +494,15 @@ func probe(addr string) (healthpb.HealthCheckResponse_ServingStatus, error) {
 	return health(cc, time.Second)
 }
 
-func logTail(path string) string {
-	b, _ := os.ReadFile(path)
+// logSince is the end of the log at path from offset from on: what a
+// daemon started at that size wrote, and not what earlier runs did.
+func logSince(path string, from int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, from, 1<<20))
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-20):], "\n")
 }
@@ -430,6 +674,13 @@ func statusCmd() *cobra.Command {
 				PID    int    `json:"pid,omitempty"`
 				Health string `json:"health"`
 				Log    string `json:"log"`
+				// What it runs (version.go): the build's revision, the
+				// binary's path, whether that file was replaced since it
+				// started, and how it differs from this phantom.
+				Revision       string `json:"revision,omitempty"`
+				Binary         string `json:"binary,omitempty"`
+				BinaryReplaced bool   `json:"binary_replaced,omitempty"`
+				Differs        string `json:"differs,omitempty"`
 			}
 			out := struct {
 				BundleID  string         `json:"bundle_id"`
@@ -447,7 +698,14 @@ func statusCmd() *cobra.Command {
 				TabState: l.TabStateDir(), State: l.State, Config: l.Config, Isolation: isolation()}
 			for _, name := range paths.Daemons {
 				d := daemonStatus{Name: name, Addr: l.DaemonAddr(name), Log: filepath.Join(l.Logs, name+".log")}
-				d.PID, _ = daemonPID(l, name)
+				if rd, err := inspectDaemon(l, name); err == nil {
+					d.PID, d.Revision, d.Binary, d.BinaryReplaced = rd.PID, rd.Build.Rev(), rd.Binary.Path, rd.Binary.Deleted
+					if self, err := buildinfo.Executable(); err == nil {
+						d.Differs = rd.differs(self)
+					}
+				} else {
+					d.PID, _ = daemonPID(l, name)
+				}
 				st, err := probe(d.Addr)
 				d.Health = strings.ToLower(st.String())
 				if err != nil {
@@ -468,11 +726,28 @@ func statusCmd() *cobra.Command {
 				if d.PID > 0 {
 					pid = strconv.Itoa(d.PID)
 				}
-				fmt.Printf("%-11s %-11s pid %-7s %s  (log %s)\n", d.Name, d.Health, pid, d.Addr, d.Log)
+				bin := "-"
+				if d.Binary != "" {
+					bin = "rev " + d.Revision + "  " + d.Binary
+					if d.BinaryReplaced {
+						bin += " (replaced since start)"
+					}
+				}
+				fmt.Printf("%-11s %-11s pid %-7s %s  %s  (log %s)\n", d.Name, d.Health, pid, bin, d.Addr, d.Log)
+			}
+			if self, err := buildinfo.Executable(); err == nil {
+				fmt.Printf("this binary rev %s  %s\n", buildinfo.Self().Rev(), self.Path)
 			}
 			fmt.Printf("mcp socket  %s\nruntime     %s\ntab state   %s\nstate       %s\nconfig      %s\nisolation   %s\n",
 				out.MCPSocket, out.Runtime, out.TabState, out.State, out.Config, out.Isolation)
 			printPermissions(os.Stdout, out.Permissions)
+			differs := map[string]string{}
+			for _, d := range out.Daemons {
+				differs[d.Name] = d.Differs
+			}
+			for _, line := range differingWarnings(differs) {
+				fmt.Fprintln(os.Stderr, line)
+			}
 			if !out.Running {
 				return errors.New("not every daemon is serving; start them with `phantom up`")
 			}

@@ -1,16 +1,20 @@
 // Package config reads the user's Phantom settings from
 // $XDG_CONFIG_HOME/phantom/config.json. Every setting has a default, so a
-// missing file is not an error; a malformed one is, and names the file and
-// what was wrong.
+// missing file is not an error; an invalid one is, and says in the file's
+// own words where (line and column), what is wrong and what to write
+// instead. It also holds what other packages check settings against: the
+// table of attach's prefix commands with their default keys (keys.go) and
+// the status line's formats and colours (status.go).
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -43,6 +47,12 @@ type Config struct {
 	// configure_language_server changes is kept in lspd's own state file
 	// and wins over these.
 	LanguageServers map[string]LanguageServer `json:"language_servers,omitempty"`
+	// Keys binds keys typed after the prefix in attach to commands (see
+	// Commands), over the default keys: {"|": "split-right"}. Binding a
+	// key to "none" takes its default away.
+	Keys map[string]string `json:"keys,omitempty"`
+	// Status configures attach's status line.
+	Status Status `json:"status"`
 }
 
 // LanguageServer says how one language's server starts; unset fields keep
@@ -72,42 +82,56 @@ func DefaultAgents() map[string][]string {
 	}
 }
 
-// Load reads dir/config.json and fills in defaults.
+// FileError is a settings file that cannot be used: Err says where in it
+// and what is wrong.
+type FileError struct {
+	// Path is the settings file.
+	Path string
+	// Err is what is wrong, without the path: the status line of attach
+	// shows it alone.
+	Err error
+}
+
+// Error names the file and what is wrong.
+func (e *FileError) Error() string { return "settings " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Path is the settings file of the config directory dir.
+func Path(dir string) string { return filepath.Join(dir, FileName) }
+
+// Load reads dir/config.json and fills in defaults. A missing file means
+// every default.
 func Load(dir string) (Config, error) {
-	var c Config
-	path := filepath.Join(dir, FileName)
+	path := Path(dir)
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		b = nil
 	case err != nil:
-		return Config{}, fmt.Errorf("read settings %s: %w", path, err)
-	default:
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return Config{}, fmt.Errorf("settings %s: %w", path, err)
-		}
+		return Config{}, &FileError{Path: path, Err: fmt.Errorf("cannot read it: %w", errors.Unwrap(err))}
 	}
-	if c.ScrollbackLines < 0 {
-		return Config{}, fmt.Errorf("settings %s: scrollback_lines must not be negative, got %d", path, c.ScrollbackLines)
+	return Parse(path, b)
+}
+
+// Parse checks the settings b read from path (which only names the file
+// in errors) and fills in defaults. Every error names the file, where in
+// it, what is wrong and what to write instead.
+func Parse(path string, b []byte) (Config, error) {
+	var c Config
+	if err := decode(b, &c); err != nil {
+		return Config{}, &FileError{Path: path, Err: err}
 	}
-	if c.WorktreeRoot != "" && !filepath.IsAbs(c.WorktreeRoot) {
-		return Config{}, fmt.Errorf("settings %s: worktree_root must be an absolute path, got %q", path, c.WorktreeRoot)
+	if err := c.check(); err != nil {
+		return Config{}, &FileError{Path: path, Err: err}
 	}
 	if c.ScrollbackLines == 0 {
 		c.ScrollbackLines = DefaultScrollback
 	}
 	agents := DefaultAgents()
-	for name, argv := range c.Agents {
-		if len(argv) == 0 || argv[0] == "" {
-			return Config{}, fmt.Errorf("settings %s: agent %q has an empty command", path, name)
-		}
-		agents[name] = argv
-	}
+	maps.Copy(agents, c.Agents)
 	c.Agents = agents
-	if err := c.Sandbox.check(); err != nil {
-		return Config{}, fmt.Errorf("settings %s: %w", path, err)
-	}
 	c.Sandbox = c.Sandbox.withDefaults()
 	if c.Shell == "" {
 		c.Shell = os.Getenv("SHELL")
@@ -115,7 +139,36 @@ func Load(dir string) (Config, error) {
 	if c.Shell == "" {
 		c.Shell = "/bin/bash"
 	}
+	if c.Status.Right == "" {
+		c.Status.Right = DefaultStatusRight
+	}
 	return c, nil
+}
+
+// check validates the settings as read, before defaults.
+func (c Config) check() error {
+	if c.ScrollbackLines < 0 {
+		return fmt.Errorf("scrollback_lines must not be negative, got %d; leave it out for the default, %d", c.ScrollbackLines, DefaultScrollback)
+	}
+	if c.WorktreeRoot != "" && !filepath.IsAbs(c.WorktreeRoot) {
+		return fmt.Errorf("worktree_root must be an absolute path, got %q", c.WorktreeRoot)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Agents)) {
+		if argv := c.Agents[name]; len(argv) == 0 || argv[0] == "" {
+			return fmt.Errorf(`agent %q has an empty command: write the program and its arguments, e.g. ["my-agent", "--fast"]`, name)
+		}
+	}
+	if err := c.Sandbox.check(); err != nil {
+		return err
+	}
+	prefix, err := ParsePrefix(c.Prefix)
+	if err != nil {
+		return err
+	}
+	if err := checkKeys(c.Keys, prefix); err != nil {
+		return err
+	}
+	return c.Status.check()
 }
 
 // AgentNames lists the configured agent names, sorted.

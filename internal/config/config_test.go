@@ -26,7 +26,7 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
-		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}}
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}
@@ -101,6 +101,17 @@ func TestLoadErrors(t *testing.T) {
 		{"relative sandbox path", `{"sandbox": {"writable": ["cache"]}}`, []string{"sandbox.writable", `"cache"`}},
 		{"odd agent path", `{"sandbox": {"agent_paths": {"claude": ["~/a/../.bashrc"]}}}`, []string{`agent_paths["claude"]`, "clean"}},
 		{"unknown sandbox field", `{"sandbox": {"readable": []}}`, []string{"readable"}},
+		{"syntax error has line and column", "{\n  \"shell\": \"/bin/sh\",\n  }", []string{"line 3, column 3", "not valid JSON"}},
+		{"unknown field suggests the near name", "{\n \"prefx\": \"C-a\"}", []string{"line 2", `"prefx"`, `did you mean "prefix"?`}},
+		{"nested unknown field", `{"status": {"style": {"bgg": "red"}}}`, []string{`"bgg"`, "status.style", `did you mean "bg"?`}},
+		{"wrong type in words", `{"scrollback_lines": "many"}`, []string{"must be a whole number, not a string"}},
+		{"bad prefix", `{"prefix": "C-1"}`, []string{"prefix", `"C-1"`}},
+		{"unknown key name", `{"keys": {"Foo": "new-tab"}}`, []string{"keys", `unknown key "Foo"`}},
+		{"binding to an unknown command", `{"keys": {"t": "new-tabb"}}`, []string{`"new-tabb"`, `did you mean "new-tab"?`}},
+		{"binding to a far name lists the commands", `{"keys": {"t": "frobnicate"}}`, []string{`"frobnicate"`, "the commands are", "new-tab", `"none"`}},
+		{"binding the prefix", `{"prefix": "C-t", "keys": {"C-t": "new-tab"}}`, []string{`"C-t" is the prefix`}},
+		{"bad colour", `{"status": {"style": {"bg": "#12345"}}}`, []string{"status.style.bg", "#rrggbb"}},
+		{"bad status format", `{"status": {"left": "#{windo}"}}`, []string{"status.left", "#{windo}", `did you mean "window"?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,4 +155,41 @@ func TestDefaultAgentsFresh(t *testing.T) {
 	if !reflect.DeepEqual(d["claude"], []string{"claude"}) || d["codex"] == nil {
 		t.Errorf("DefaultAgents changed by editing a Config: %v", d)
 	}
+}
+
+// TestLoadEmptyFile checks that an empty file (an editor's save caught
+// half-way, or a file made with touch) means every default.
+func TestLoadEmptyFile(t *testing.T) {
+	c, err := Load(writeConfig(t, " \n"))
+	if err != nil || c.ScrollbackLines != DefaultScrollback {
+		t.Errorf("Load = %+v, %v; want the defaults", c, err)
+	}
+}
+
+// FuzzParse checks that no settings file makes Parse panic, and that what
+// it accepts is fully valid: the prefix and every binding and format
+// parse.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{}`, `{"prefix":"C-a","keys":{"|":"split-right","x":"none"}}`,
+		`{"status":{"left":"#{host} ","right":"#{window} ##","style":{"bg":"#303030","fg":"colour250","active_bg":"bright-blue"}}}`,
+		`{"agents":{"a":["a"]},"sandbox":{"writable":["~/x/"]}}`, `{"shell": `, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse("config.json", b)
+		if err != nil {
+			return
+		}
+		if _, err := ParsePrefix(c.Prefix); err != nil {
+			t.Errorf("accepted prefix %q: %v", c.Prefix, err)
+		}
+		for k := range c.Keys {
+			if _, err := ParseKey(k); err != nil {
+				t.Errorf("accepted key %q: %v", k, err)
+			}
+		}
+		if _, err := ParseFormat(c.Status.Right); err != nil {
+			t.Errorf("accepted right %q: %v", c.Status.Right, err)
+		}
+	})
 }

@@ -2,6 +2,9 @@ package attach
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/phantom-dev/phantom/internal/config"
 
 	"github.com/phantom-dev/phantom/terminald/screen"
 )
@@ -9,30 +12,33 @@ import (
 // The boxes drawn over the tab besides the permission sheet: the key list
 // (prefix ?) and the tab chooser (prefix w), which reaches tabs past 9.
 
-// KeyHelp is the key list prefix ? shows: each entry a key and what it
-// does. The README's "Attach keys" section says the same.
-var KeyHelp = [][2]string{
-	{"n / p", "next / previous tab"},
-	{"1-9", "tab by number"},
-	{"' NUM Enter", "tab by number (past 9)"},
-	{"w", "choose a tab from a list"},
-	{"c", "new tab in this tab's directory"},
-	{"% / \"", "split: a new tab beside / below"},
-	{"arrows, o", "the pane that way, the next pane"},
-	{"Ctrl-arrows", "move the pane's border"},
-	{"z", "zoom the pane (again: unzoom)"},
-	{"!", "take the pane out of the split"},
-	{"x", "close the tab (asks y/n)"},
-	{",", "rename the tab"},
-	{"[", "copy mode: scrollback, search, select"},
-	{"]", "paste the last copy"},
-	{"s", "the waiting permission sheet"},
-	{"d", "detach (the tabs keep running)"},
-	{"?", "this list"},
-	{"prefix", "pressed twice: sends it to the tab"},
-	{"copy mode", "arrows hjkl 0 $ g G, PgUp/PgDn, / ? n N search"},
-	{"", "v or space select, y or Enter copy, q leave"},
-	{"mouse", "click a tab; wheel scrolls; drag copies"},
+// keyList is the key list prefix ? shows, each entry a key and what it
+// does: the bound commands of config.Commands (commands sharing a help
+// text share a line), then the keys that are not commands.
+func keyList(b config.Bindings) [][2]string {
+	var list [][2]string
+	for _, c := range config.Commands() {
+		keys := strings.Join(b.KeysOf(c.Name), " ")
+		switch {
+		case keys == "":
+		case len(list) > 0 && list[len(list)-1][1] == c.Help:
+			list[len(list)-1][0] += " " + keys
+		default:
+			list = append(list, [2]string{keys, c.Help})
+		}
+	}
+	for i := range list {
+		if list[i][0] == "1 2 3 4 5 6 7 8 9" {
+			list[i][0] = "1-9"
+		}
+		list[i][0] = "prefix " + list[i][0]
+	}
+	return append(list,
+		[2]string{"prefix twice", "sends the prefix to the tab"},
+		[2]string{"copy mode", "arrows hjkl 0 $ g G, PgUp/PgDn, / ? n N search"},
+		[2]string{"", "v or space select, y or Enter copy, q leave"},
+		[2]string{"mouse", "click a tab; wheel scrolls; drag copies"},
+	)
 }
 
 // overlayBox is the box the mode shows over the tab.
@@ -63,13 +69,10 @@ func (s *session) placeBox(body [][]screen.Cell, title string) *sheetBox {
 func (s *session) helpBox() *sheetBox {
 	inner := max(min(s.cols-4, 72), 1)
 	var body [][]screen.Cell
-	keyW := 12
-	for _, k := range KeyHelp {
+	const keyW = 19 // the key column; a longer key pushes its text along
+	for _, k := range keyList(s.settings().Bindings) {
 		key := k[0]
-		if key != "" && key != "prefix" && key != "copy mode" && key != "mouse" {
-			key = "prefix " + key
-		}
-		pad := max(keyW+7-len([]rune(key)), 1)
+		pad := max(keyW-len([]rune(key)), 1)
 		body = wrap(body, []span{{key, styleBold}, {fmt.Sprintf("%*s", pad, ""), stylePlain}, {k[1], stylePlain}}, inner, 1<<20)
 	}
 	body = wrap(body, []span{{"any key closes this list", styleDim}}, inner, 1<<20)
@@ -77,12 +80,7 @@ func (s *session) helpBox() *sheetBox {
 }
 
 // prefixName writes the prefix key as config.json does.
-func prefixName(p byte) string {
-	if p < 0x20 {
-		return "C-" + string(rune(p+'@'))
-	}
-	return string(rune(p))
-}
+func prefixName(p byte) string { return config.KeyName(string(rune(p))) }
 
 // chooseBox lists the window's tabs, the highlighted one in inverse
 // video.

@@ -302,41 +302,52 @@ func (s *session) copyRow(cells []screen.Cell, y int) []screen.Cell {
 	return row
 }
 
-// selectionText is the selected text: each line's trailing blanks
-// dropped, lines joined with newlines.
+// selectionText is the selected text: a soft-wrapped line joined to its
+// continuation as the program wrote it, hard line ends kept as newlines,
+// trailing blanks before a hard end dropped.
 func (s *session) selectionText() string {
 	sx, sy, ex, ey := s.copy.ordered()
-	lines, _ := s.curView().History(sy, ey-sy+1)
-	return selectText(lines, sx, ex)
+	lines, wrapped, _ := s.curView().HistoryWrapped(sy, ey-sy+1)
+	return selectText(lines, wrapped, s.tabCols(), sx, ex)
 }
 
 // selectText is the text of lines (the selection's rows) from column sx
-// of the first to column ex of the last, both included.
-func selectText(lines [][]screen.Cell, sx, ex int) string {
+// of the first to column ex of the last, both included. wrapped[i] says
+// line i runs on into line i+1 (nil: none does); such a line is joined to
+// the next without a newline, its blanks up to width kept, as they are
+// the text's own (the scrollback does not store a row's trailing blanks).
+func selectText(lines [][]screen.Cell, wrapped []bool, width, sx, ex int) string {
 	var b strings.Builder
 	for i, l := range lines {
-		from, to := 0, len(l)-1
+		from, to := 0, max(len(l), width)-1
 		if i == 0 {
 			from = sx
 		}
-		if i == len(lines)-1 {
+		last := i == len(lines)-1
+		if last {
 			to = ex
 		}
 		var lb strings.Builder
-		for x := from; x <= to && x < len(l); x++ {
-			if x < 0 || l[x].Width == 0 {
-				continue
-			}
-			if r := l[x].Rune; r < 0x20 || r == 0x7f {
+		for x := max(from, 0); x <= to; x++ {
+			switch {
+			case x >= len(l):
 				lb.WriteByte(' ')
-				continue
+			case l[x].Width == 0:
+			case l[x].Rune < 0x20 || l[x].Rune == 0x7f:
+				lb.WriteByte(' ')
+			default:
+				lb.WriteString(l[x].String())
 			}
-			lb.WriteString(l[x].String())
 		}
-		if i > 0 {
-			b.WriteByte('\n')
+		soft := !last && i < len(wrapped) && wrapped[i]
+		if soft {
+			b.WriteString(lb.String())
+		} else {
+			b.WriteString(strings.TrimRight(lb.String(), " "))
+			if !last {
+				b.WriteByte('\n')
+			}
 		}
-		b.WriteString(strings.TrimRight(lb.String(), " "))
 		if b.Len() > maxClip {
 			break
 		}
@@ -361,7 +372,24 @@ func (s *session) copySelection() {
 		s.setMessage("copy: send to the client: " + err.Error())
 		return
 	}
-	s.setMessage(fmt.Sprintf("copied %d characters%s; prefix ] pastes", len([]rune(text)), cut))
+	s.setMessage(copyNotice(text, cut, s.clipboard))
+}
+
+// copyNotice says what was copied and where it went: when the client's
+// terminal clipboard was not written, why, and how to change that.
+func copyNotice(text, cut string, cb Clipboard) string {
+	chars := len([]rune(text))
+	what := fmt.Sprintf("%d character%s", chars, plural(chars))
+	if n := strings.Count(text, "\n") + 1; n > 1 {
+		what += fmt.Sprintf(", %d lines", n)
+	}
+	switch cb {
+	case ClipboardNotAnnounced:
+		return fmt.Sprintf("copied %s%s to Phantom's buffer (prefix ] pastes); this terminal did not announce OSC 52 — set PHANTOM_CLIPBOARD=on to force", what, cut)
+	case ClipboardOff:
+		return fmt.Sprintf("copied %s%s to Phantom's buffer (prefix ] pastes); PHANTOM_CLIPBOARD=off keeps it out of the terminal's clipboard", what, cut)
+	}
+	return fmt.Sprintf("copied %s%s; prefix ] pastes", what, cut)
 }
 
 // OSC52 is the escape sequence that sets the terminal's clipboard to text.
@@ -397,9 +425,9 @@ func (s *session) searchNext(reverse bool) {
 	}
 	back := c.back != reverse
 	total := s.historyTotal()
-	x, y, ok := searchHistory(func(top, n int) [][]screen.Cell {
-		lines, _ := s.curView().History(top, n)
-		return lines
+	x, y, ok := searchHistory(func(top, n int) ([][]screen.Cell, []bool) {
+		lines, wrapped, _ := s.curView().HistoryWrapped(top, n)
+		return lines, wrapped
 	}, total, c.search, c.cx, c.cy, back)
 	if !ok {
 		s.setMessage("not found: " + sanitize(c.search))
@@ -415,10 +443,12 @@ func (s *session) searchNext(reverse bool) {
 // searchChunk is how many history lines a search reads at once.
 const searchChunk = 512
 
-// searchHistory finds query in total history lines read by lines,
-// starting after (before, when back) column x of line y and wrapping
-// around. A query without capitals matches any case.
-func searchHistory(lines func(top, n int) [][]screen.Cell, total int, query string, x, y int, back bool) (int, int, bool) {
+// searchHistory finds query in total history lines read by lines (the
+// rows, and whether each is soft-wrapped onto the next), starting after
+// (before, when back) column x of line y and wrapping around. A match may
+// run on from a soft-wrapped line into its continuation: it is found at
+// its start. A query without capitals matches any case.
+func searchHistory(lines func(top, n int) ([][]screen.Cell, []bool), total int, query string, x, y int, back bool) (int, int, bool) {
 	if total == 0 {
 		return 0, 0, false
 	}
@@ -429,42 +459,53 @@ func searchHistory(lines func(top, n int) [][]screen.Cell, total int, query stri
 			q[i] = unicode.ToLower(q[i])
 		}
 	}
-	// find returns the column of the first (last, when back) match in l
-	// whose column is in [from, to].
-	find := func(l []screen.Cell, from, to int) (int, bool) {
-		runes, cols := lineRunes(l)
-		if fold {
-			for i := range runes {
-				runes[i] = unicode.ToLower(runes[i])
-			}
-		}
-		best, found := 0, false
-		for i := 0; i+len(q) <= len(runes); i++ {
-			if cols[i] < from || cols[i] > to || !runesAt(runes, i, q) {
-				continue
-			}
-			best, found = cols[i], true
-			if !back {
-				break
-			}
-		}
-		return best, found
-	}
 	step := 1
 	if back {
 		step = -1
 	}
 	var chunk [][]screen.Cell
+	var chunkWrapped []bool
 	chunkTop := -1
-	line := func(i int) []screen.Cell {
+	line := func(i int) ([]screen.Cell, bool) {
 		if chunkTop < 0 || i < chunkTop || i >= chunkTop+len(chunk) {
 			chunkTop = i
 			if back {
 				chunkTop = max(i-searchChunk+1, 0)
 			}
-			chunk = lines(chunkTop, searchChunk)
+			chunk, chunkWrapped = lines(chunkTop, searchChunk)
 		}
-		return chunk[i-chunkTop]
+		return chunk[i-chunkTop], chunkWrapped[i-chunkTop]
+	}
+	// find returns the column of the first (last, when back) match that
+	// starts on line i at a column in [from, to].
+	find := func(i, from, to int) (int, bool) {
+		l, wrapped := line(i)
+		runes, cols := lineRunes(l)
+		n := len(runes)
+		// The continuation rows, as far as a match starting here can
+		// reach; their columns are past any from..to.
+		for j := i + 1; wrapped && j < total && len(runes)-n < len(q); j++ {
+			var next []screen.Cell
+			next, wrapped = line(j)
+			r, _ := lineRunes(next)
+			runes = append(runes, r...)
+		}
+		if fold {
+			for k := range runes {
+				runes[k] = unicode.ToLower(runes[k])
+			}
+		}
+		best, found := 0, false
+		for k := 0; k < n && k+len(q) <= len(runes); k++ {
+			if cols[k] < from || cols[k] > to || !runesAt(runes, k, q) {
+				continue
+			}
+			best, found = cols[k], true
+			if !back {
+				break
+			}
+		}
+		return best, found
 	}
 	for n := 0; n <= total; n++ {
 		i := ((y+step*n)%total + total) % total
@@ -479,7 +520,7 @@ func searchHistory(lines func(top, n int) [][]screen.Cell, total int, query stri
 		case n == total && back:
 			from = x
 		}
-		if col, ok := find(line(i), from, to); ok {
+		if col, ok := find(i, from, to); ok {
 			return col, i, true
 		}
 	}

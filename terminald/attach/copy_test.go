@@ -23,14 +23,18 @@ func cellsOf(lines ...string) [][]screen.Cell {
 
 func TestSearchHistory(t *testing.T) {
 	hist := cellsOf("alpha one", "beta two", "Gamma alpha", "delta", "界alpha")
-	read := func(top, n int) [][]screen.Cell {
-		out := make([][]screen.Cell, n)
+	// "wrapped-nee" runs on into "dle here": one line of text.
+	hist = append(hist, cellsOf("wrapped-nee", "dle here")...)
+	hist[5] = hist[5][:11] // a wrapped row is as wide as the screen
+	soft := map[int]bool{5: true}
+	read := func(top, n int) ([][]screen.Cell, []bool) {
+		out, wrapped := make([][]screen.Cell, n), make([]bool, n)
 		for i := range out {
 			if top+i < len(hist) {
-				out[i] = hist[top+i]
+				out[i], wrapped[i] = hist[top+i], soft[top+i]
 			}
 		}
-		return out
+		return out, wrapped
 	}
 	tests := []struct {
 		name   string
@@ -51,6 +55,9 @@ func TestSearchHistory(t *testing.T) {
 		{"after a wide character: its column", "alpha", 0, 3, false, 2, 4, true},
 		{"the only match is the cursor's", "delta", 0, 3, false, 0, 3, true},
 		{"no match", "omega", 0, 0, false, 0, 0, false},
+		{"across a soft wrap: found at its start", "needle", 0, 0, false, 8, 5, true},
+		{"across a soft wrap, back", "needle", 0, 0, true, 8, 5, true},
+		{"not across a hard line end", "deltaalpha", 0, 0, false, 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,22 +70,29 @@ func TestSearchHistory(t *testing.T) {
 }
 
 func TestSelectText(t *testing.T) {
-	lines := cellsOf("first line   ", "second", "third line", "界 wide")
+	// Lines 4 to 6 are one line of text soft-wrapped at 10 columns, the
+	// first wrap inside a word, the second after a blank (which the
+	// scrollback does not store).
+	lines := cellsOf("first line   ", "second", "third line", "界 wide", "a long tex", "t that is ", "wrapped", "end  ")
+	lines[4], lines[5] = lines[4][:10], lines[5][:9]
+	wrapped := []bool{4: true, 5: true, 7: false}
 	tests := []struct {
-		name         string
-		from, to     int // lines
-		sx, ex       int
-		want         string
-		wantSelected [][2]int // cells in the selection
+		name     string
+		from, to int // lines
+		sx, ex   int
+		want     string
 	}{
-		{"part of one line", 0, 0, 6, 9, "line", nil},
-		{"across lines, trailing blanks dropped", 0, 2, 6, 4, "line\nsecond\nthird", nil},
-		{"whole line", 1, 1, 0, 39, "second", nil},
-		{"a wide character counts once", 3, 3, 0, 3, "界 w", nil},
+		{"part of one line", 0, 0, 6, 9, "line"},
+		{"across lines, trailing blanks dropped", 0, 2, 6, 4, "line\nsecond\nthird"},
+		{"whole line", 1, 1, 0, 39, "second"},
+		{"a wide character counts once", 3, 3, 0, 3, "界 w"},
+		{"a soft-wrapped line is one line", 4, 6, 0, 39, "a long text that is wrapped"},
+		{"a hard end after a soft-wrapped line", 3, 7, 0, 39, "界 wide\na long text that is wrapped\nend"},
+		{"ending inside a wrapped row", 4, 5, 2, 0, "long text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := selectText(lines[tt.from:tt.to+1], tt.sx, tt.ex); got != tt.want {
+			if got := selectText(lines[tt.from:tt.to+1], wrapped[min(tt.from, len(wrapped)):min(tt.to+1, len(wrapped))], 10, tt.sx, tt.ex); got != tt.want {
 				t.Errorf("selectText = %q, want %q", got, tt.want)
 			}
 		})
@@ -219,4 +233,26 @@ func tabsNamed(n int) []workspace.Terminal {
 		ts = append(ts, workspace.Terminal{ID: fmt.Sprintf("t%d", i), Title: fmt.Sprintf("tab%d", i), Idle: true})
 	}
 	return ts
+}
+
+func TestCopyNotice(t *testing.T) {
+	tests := []struct {
+		name, text string
+		cb         Clipboard
+		want       string
+	}{
+		{"written", "abc", ClipboardWritten, "copied 3 characters; prefix ] pastes"},
+		{"client did not say", "abc", ClipboardUnknown, "copied 3 characters; prefix ] pastes"},
+		{"not announced, lines", "ab\ncd", ClipboardNotAnnounced,
+			"copied 5 characters, 2 lines to Phantom's buffer (prefix ] pastes); this terminal did not announce OSC 52 — set PHANTOM_CLIPBOARD=on to force"},
+		{"off", "é", ClipboardOff,
+			"copied 1 character to Phantom's buffer (prefix ] pastes); PHANTOM_CLIPBOARD=off keeps it out of the terminal's clipboard"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := copyNotice(tt.text, "", tt.cb); got != tt.want {
+				t.Errorf("copyNotice(%q, %v) = %q, want %q", tt.text, tt.cb, got, tt.want)
+			}
+		})
+	}
 }

@@ -99,10 +99,13 @@ func (s *session) render() []byte {
 		cursorOn = c.Visible && c.X < r.w && c.Y < r.h
 	}
 
-	st := s.statusLine()
-	if !slices.Equal(st, s.lastS) {
-		b = s.r.Row(b, area, s.cols, st)
-		s.lastS = st
+	if s.statusStale || s.lastS == nil || s.mode == modeCopy {
+		// (Copy mode's status counts the history lines, which output adds.)
+		s.statusStale = false
+		if st := s.statusLine(); !slices.Equal(st, s.lastS) {
+			b = s.r.Row(b, area, s.cols, st)
+			s.lastS = st
+		}
 	}
 	if s.mode == modePrompt {
 		cursorX, cursorY, cursorOn = min(textWidth(s.promptText())+1, s.cols-1), area, true
@@ -277,6 +280,7 @@ func (s *session) statusLine() []screen.Cell {
 	if t, ok := s.focusedTab(); ok && t.Exited && si.Right == "" && s.mode == modeNormal {
 		si.Right = fmt.Sprintf("%s ended: %s; any key closes it", t.ID, exitText(t.ExitCode))
 	}
+	s.styleStatus(&si) // config.json's status line (settings.go)
 	var cells []screen.Cell
 	cells, s.hits = statusLayout(si, s.cols)
 	return cells

@@ -6,35 +6,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
 // DefaultPrefix is Ctrl-\ (0x1c), the key that starts a command.
-const DefaultPrefix byte = 0x1c
+const DefaultPrefix = config.DefaultPrefix
 
 // ParsePrefix reads a prefix key as config.json writes it: "C-\\",
 // "C-a", "^B", or "" for DefaultPrefix.
-func ParsePrefix(s string) (byte, error) {
-	switch {
-	case s == "":
-		return DefaultPrefix, nil
-	case len(s) == 3 && (strings.HasPrefix(s, "C-") || strings.HasPrefix(s, "c-")),
-		len(s) == 2 && s[0] == '^':
-		c := s[len(s)-1]
-		if c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c < '@' || c > '_' {
-			return 0, fmt.Errorf("prefix %q: Ctrl works with a letter or one of @[\\]^_", s)
-		}
-		return c - '@', nil
-	case len(s) == 1 && s[0] < 0x80:
-		return s[0], nil
-	}
-	return 0, fmt.Errorf("prefix %q: write a control key as \"C-a\" or \"^A\"", s)
-}
+func ParsePrefix(s string) (byte, error) { return config.ParsePrefix(s) }
 
 // keys handles typed bytes according to the mode. Mouse reports (SGR,
 // which the renderer asks the client for) are cut out of the stream and
@@ -64,18 +48,17 @@ func (s *session) keys(b []byte) error {
 			continue
 		}
 		if s.prefixed {
+			// The key after the prefix: one byte, or an arrow's whole
+			// escape sequence.
 			s.prefixed = false
+			n := 1
 			if b[0] == 0x1b && len(b) > 1 {
-				// An arrow after the prefix: move between or resize panes.
-				n := escLen(b)
-				s.commandSeq(string(b[:n]))
-				b = b[n:]
-				continue
+				n = escLen(b)
 			}
-			if err := s.command(b[0]); err != nil {
+			if err := s.command(string(b[:n])); err != nil {
 				return err
 			}
-			b = b[1:]
+			b = b[n:]
 			continue
 		}
 		// The keys up to the next mouse report go to the mode.
@@ -167,99 +150,123 @@ func (s *session) input(b []byte) error {
 // prefixKeysHelp is the short key list shown for an unknown prefix key.
 const prefixKeysHelp = "prefix ? lists the keys"
 
-// command runs the prefix command key k.
-func (s *session) command(k byte) error {
+// command runs the prefix command bound to key (the bytes it sent). The
+// prefix itself, pressed twice, types it into the tab.
+func (s *session) command(key string) error {
 	s.message = ""
 	s.needFrame = true
-	idx := slices.IndexFunc(s.tabs, func(t workspace.Terminal) bool { return t.ID == s.tabID })
-	switch {
-	case k == s.o.Prefix:
+	if key == string(rune(s.o.Prefix)) {
 		if s.mode == modeNormal {
-			return s.input([]byte{k})
+			return s.input([]byte(key))
 		}
-	case k == 'n' || k == 'p':
-		if len(s.tabs) > 0 {
-			step := 1
-			if k == 'p' {
-				step = len(s.tabs) - 1
-			}
-			s.focus(s.tabs[(max(idx, 0)+step)%len(s.tabs)].ID)
-		}
-	case k >= '1' && k <= '9':
-		s.focusNumber(int(k - '0'))
-	case k == '\'':
-		s.startPrompt(promptTabNumber, "")
-	case k == 'w':
-		s.mode, s.chosen, s.needFull = modeChoose, max(idx, 0), true
-	case k == '?':
-		s.mode, s.needFull = modeHelp, true
-	case k == '%' || k == '"':
-		s.splitWith("", k == '"')
-	case k == 'o':
-		s.nextPane()
-	case k == 'z':
-		s.toggleZoom()
-	case k == '!':
-		s.unsplit()
-	case k == 'c':
-		r := s.paneRect()
-		spec := workspace.CreateSpec{WindowID: s.winID, Cols: r.w, Rows: r.h}
-		if idx >= 0 {
-			spec.Directory, spec.GroupID = s.tabs[idx].Directory, s.tabs[idx].GroupID
-		}
-		t, err := s.ws.Create(spec)
-		if err != nil {
-			s.setMessage("new tab: " + err.Error())
-			return nil
-		}
-		s.focus(t.ID)
-	case k == 'x':
-		if s.tabID != "" {
-			s.leaveCopy()
-			s.mode, s.confirmID = modeConfirm, s.tabID
-		}
-	case k == ',':
-		name := ""
-		if idx >= 0 {
-			name = s.tabs[idx].Name
-		}
-		s.startPrompt(promptRename, name)
-	case k == 'd':
-		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
-	case k == '[':
-		s.enterCopy(false)
-	case k == ']':
-		s.paste()
-	case k == 'q':
-		s.leaveCopy()
-	case k == 's':
-		if s.mode != modeSheet {
-			s.openSheet()
-		}
-	default:
-		s.setMessage(fmt.Sprintf("no prefix key %q; %s", k, prefixKeysHelp))
+		return nil
 	}
+	if len(key) == 3 && key[:2] == "\x1bO" {
+		key = "\x1b[" + key[2:] // an arrow in application cursor mode
+	}
+	name, ok := s.settings().Bindings.Command(key)
+	if !ok {
+		label := config.KeyName(key)
+		if strings.ContainsFunc(label, unicode.IsControl) {
+			label = strconv.Quote(label) // a key with no name, e.g. F5
+		}
+		s.setMessage(fmt.Sprintf("no prefix key %s; %s", label, prefixKeysHelp))
+		return nil
+	}
+	commandFuncs[name](s)
 	return nil
 }
 
-// commandSeq runs the prefix command of an escape sequence: an arrow
-// moves to the pane that way, Ctrl-arrow moves the pane's border.
-func (s *session) commandSeq(seq string) {
-	s.message = ""
-	s.needFrame = true
-	dirs := map[byte]direction{'A': dirUp, 'B': dirDown, 'C': dirRight, 'D': dirLeft}
-	last := seq[len(seq)-1]
-	d, ok := dirs[last]
-	switch {
-	case !ok:
-		s.setMessage(fmt.Sprintf("no prefix key %q; %s", seq, prefixKeysHelp))
-	case seq == "\x1b["+string(last) || seq == "\x1bO"+string(last):
-		s.movePane(d)
-	case seq == "\x1b[1;5"+string(last):
-		s.resizePane(d)
-	default:
-		s.setMessage(fmt.Sprintf("no prefix key %q; %s", seq, prefixKeysHelp))
+// commandFuncs runs each command of config.Commands by name. The table of
+// commands, with their default keys and help, is config's; this is what
+// each one does here.
+var commandFuncs = map[string]func(*session){
+	"next-tab":        func(s *session) { s.stepTab(1) },
+	"previous-tab":    func(s *session) { s.stepTab(-1) },
+	"select-tab-1":    func(s *session) { s.focusNumber(1) },
+	"select-tab-2":    func(s *session) { s.focusNumber(2) },
+	"select-tab-3":    func(s *session) { s.focusNumber(3) },
+	"select-tab-4":    func(s *session) { s.focusNumber(4) },
+	"select-tab-5":    func(s *session) { s.focusNumber(5) },
+	"select-tab-6":    func(s *session) { s.focusNumber(6) },
+	"select-tab-7":    func(s *session) { s.focusNumber(7) },
+	"select-tab-8":    func(s *session) { s.focusNumber(8) },
+	"select-tab-9":    func(s *session) { s.focusNumber(9) },
+	"select-tab":      func(s *session) { s.startPrompt(promptTabNumber, "") },
+	"choose-tab":      func(s *session) { s.mode, s.chosen, s.needFull = modeChoose, max(s.focusedIndex(), 0), true },
+	"new-tab":         (*session).newTab,
+	"split-right":     func(s *session) { s.splitWith("", false) },
+	"split-below":     func(s *session) { s.splitWith("", true) },
+	"pane-up":         func(s *session) { s.movePane(dirUp) },
+	"pane-down":       func(s *session) { s.movePane(dirDown) },
+	"pane-left":       func(s *session) { s.movePane(dirLeft) },
+	"pane-right":      func(s *session) { s.movePane(dirRight) },
+	"next-pane":       (*session).nextPane,
+	"resize-up":       func(s *session) { s.resizePane(dirUp) },
+	"resize-down":     func(s *session) { s.resizePane(dirDown) },
+	"resize-left":     func(s *session) { s.resizePane(dirLeft) },
+	"resize-right":    func(s *session) { s.resizePane(dirRight) },
+	"zoom":            (*session).toggleZoom,
+	"break-pane":      (*session).unsplit,
+	"close-tab":       (*session).askClose,
+	"rename-tab":      (*session).startRename,
+	"copy-mode":       func(s *session) { s.enterCopy(false) },
+	"paste":           (*session).paste,
+	"leave-copy-mode": (*session).leaveCopy,
+	"sheet": func(s *session) {
+		if s.mode != modeSheet {
+			s.openSheet()
+		}
+	},
+	"detach": func(s *session) {
+		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
+	},
+	"list-keys": func(s *session) { s.mode, s.needFull = modeHelp, true },
+}
+
+// focusedIndex is the shown tab's index in the window's tabs, or -1.
+func (s *session) focusedIndex() int {
+	return slices.IndexFunc(s.tabs, func(t workspace.Terminal) bool { return t.ID == s.tabID })
+}
+
+// stepTab focuses the tab step places after (before, when negative) the
+// shown one, wrapping around.
+func (s *session) stepTab(step int) {
+	if n := len(s.tabs); n > 0 {
+		s.focus(s.tabs[((max(s.focusedIndex(), 0)+step)%n+n)%n].ID)
 	}
+}
+
+// newTab opens a tab in the shown tab's directory and group and shows it.
+func (s *session) newTab() {
+	r := s.paneRect()
+	spec := workspace.CreateSpec{WindowID: s.winID, Cols: r.w, Rows: r.h}
+	if i := s.focusedIndex(); i >= 0 {
+		spec.Directory, spec.GroupID = s.tabs[i].Directory, s.tabs[i].GroupID
+	}
+	t, err := s.ws.Create(spec)
+	if err != nil {
+		s.setMessage("new tab: " + err.Error())
+		return
+	}
+	s.focus(t.ID)
+}
+
+// askClose asks y/n before closing the shown tab.
+func (s *session) askClose() {
+	if s.tabID != "" {
+		s.leaveCopy()
+		s.mode, s.confirmID = modeConfirm, s.tabID
+	}
+}
+
+// startRename opens the prompt for the shown tab's new name.
+func (s *session) startRename() {
+	name := ""
+	if i := s.focusedIndex(); i >= 0 {
+		name = s.tabs[i].Name
+	}
+	s.startPrompt(promptRename, name)
 }
 
 // focusNumber focuses the tab the status line numbers n (1-based).

@@ -1,11 +1,12 @@
 package attach
 
 // Splits: a session may show several tabs of its window at once, side by
-// side and stacked, each in a pane. A split is this client's view of the
-// tabs: every pane's tab stays a tab (to MCP, to other clients), and gets
-// the pane's size as its view's size (a tab takes the smallest size among
-// its views, as with several clients). The layout is a binary tree of
-// splits with panes at the leaves; this file is its geometry.
+// side and stacked, each in a pane. The splits belong to the window, so
+// that every client of it shows the same (shared.go); every pane's tab
+// stays a tab (to MCP), and gets the pane's size as its view's size (a
+// tab takes the smallest size among its views, as with several clients).
+// The layout is a binary tree of splits with panes at the leaves; this
+// file is its geometry.
 
 // rect is a part of the tab area, in cells.
 type rect struct{ x, y, w, h int }

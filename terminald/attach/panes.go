@@ -20,7 +20,10 @@ type pane struct {
 	viewH int
 	// shownCols and shownRows are the tab size last rendered.
 	shownCols, shownRows int
-	stop                 chan struct{} // ends the pane's dirty forwarder
+	// stop ends the forwarder of the view's output signal to the
+	// session, done says it ended; both nil while none runs.
+	stop, done chan struct{}
+	closed     bool
 }
 
 // openPane starts viewing tab id at the size of r. Its output wakes the
@@ -30,27 +33,69 @@ func (s *session) openPane(id string, r rect) (*pane, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pane{tabID: id, view: v, r: r, viewW: max(r.w, 1), viewH: max(r.h, 1), stop: make(chan struct{})}
-	go func() {
+	p := &pane{tabID: id, view: v, r: r, viewW: max(r.w, 1), viewH: max(r.h, 1)}
+	p.forward(s.dirty)
+	return p, nil
+}
+
+// forward passes the view's output signal on to dirty until unforward.
+func (p *pane) forward(dirty chan<- struct{}) {
+	if p.stop != nil {
+		return
+	}
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go func(stop, done chan struct{}) {
+		defer close(done)
 		for {
 			select {
-			case <-v.Dirty():
+			case <-p.view.Dirty():
 				select {
-				case s.dirty <- struct{}{}:
+				case dirty <- struct{}{}:
 				default:
 				}
-			case <-p.stop:
+			case <-stop:
 				return
 			}
 		}
-	}()
-	return p, nil
+	}(p.stop, p.done)
+}
+
+// unforward stops the forwarder and waits for it: afterwards only the
+// session takes the view's signal.
+func (p *pane) unforward() {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.stop, p.done = nil, nil
 }
 
 // close stops viewing the pane's tab (the tab runs on).
 func (p *pane) close() {
-	close(p.stop)
+	p.unforward()
+	p.closed = true
 	p.view.Close()
+}
+
+// directDirty is the focused pane's output signal, which the session
+// loop takes itself, so that a keystroke's echo wakes it without a
+// goroutine hop on the way; the other panes' signals come through their
+// forwarders.
+func (s *session) directDirty() <-chan struct{} {
+	if s.fp != s.direct {
+		if s.direct != nil && !s.direct.closed {
+			s.direct.forward(s.dirty)
+		}
+		if s.fp != nil {
+			s.fp.unforward()
+		}
+		s.direct = s.fp
+	}
+	if s.fp == nil {
+		return nil
+	}
+	return s.fp.view.Dirty()
 }
 
 // emptySnap stands for the snapshot of a pane that is not there.
@@ -94,12 +139,13 @@ func (s *session) visiblePanes() []*pane {
 }
 
 // relayout places the panes in the area and gives each tab its pane's
-// size; everything is redrawn.
+// size; everything is redrawn. The window's other clients get the layout.
 func (s *session) relayout() {
 	s.needFull = true
 	if s.root == nil {
 		return
 	}
+	defer s.publishLayout()
 	s.relayoutRects()
 	for _, l := range s.root.leaves(nil) {
 		p := l.pane

@@ -1,7 +1,8 @@
 // Package attach is the human's view of a window (`phantom attach`): a
 // session shows one window's focused tab on a client terminal — or
 // several of its tabs side by side and stacked, in panes (layout.go,
-// panes.go) — rendered by terminald from the tabs' screen models (full
+// panes.go; the window's layout, shared by its clients: shared.go) —
+// rendered by terminald from the tabs' screen models (full
 // redraw on attach, resize and tab switch; only changed rows after that),
 // draws a status line of the window's tabs, interprets the prefix keys
 // (switch, new, close, rename, split, copy mode, detach), takes the
@@ -12,6 +13,7 @@
 package attach
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +50,9 @@ type Options struct {
 	// ClientPID is the attach client's process, for the audit log of the
 	// answers given here (see ClientPID); 0 when unknown.
 	ClientPID int
+	// Live, when set, holds config.json's prefix, keys and status line as
+	// terminald reloads them; it overrides Prefix (settings.go).
+	Live *Live
 }
 
 // Hello opens a session.
@@ -68,7 +73,21 @@ type Msg struct {
 	Input []byte
 	// Cols and Rows, when non-zero, are the client's new size.
 	Cols, Rows int
+	// Clipboard, when not ClipboardUnknown, says where the client's
+	// copies go from now on.
+	Clipboard Clipboard
 }
+
+// Clipboard is whether a client passes copies (OSC 52) on to its
+// terminal's clipboard; the copy notice says where a copy went.
+type Clipboard int
+
+const (
+	ClipboardUnknown      Clipboard = iota // the client did not say (yet)
+	ClipboardWritten                       // copies reach the terminal's clipboard
+	ClipboardNotAnnounced                  // the terminal did not announce OSC 52
+	ClipboardOff                           // the user turned it off (PHANTOM_CLIPBOARD=off)
+)
 
 // Exit is how a session ended.
 type Exit struct {
@@ -104,19 +123,29 @@ type session struct {
 	tabID  string // the focused pane's tab
 	root   *node  // the layout of the panes (layout.go); nil before the first
 	fp     *pane  // the focused pane
+	direct *pane  // the pane whose output signal Run takes itself (directDirty)
 	zoomed bool   // the focused pane fills the area
-	dirty  chan struct{}
-	last   [][]screen.Cell // what the client shows of the tab area
-	lastS  []screen.Cell   // what the client shows of the status line
+	// shared is the window's layout as this session last published or
+	// showed it; layoutCh is closed when the window's changes (shared.go).
+	shared   workspace.WindowLayout
+	layoutCh <-chan struct{}
+	dirty    chan struct{}
+	last     [][]screen.Cell // what the client shows of the tab area
+	lastS    []screen.Cell   // what the client shows of the status line
 
-	tabs       []workspace.Terminal
-	groups     map[string]workspace.Group
-	winName    string
-	statusOld  bool // tabs/groups need re-reading
-	needFull   bool // redraw everything
-	needFrame  bool // something changed since the last render
-	lastRender time.Time
-	tokens     float64 // frames that may be drawn now (token bucket)
+	tabs      []workspace.Terminal
+	groups    map[string]workspace.Group
+	winName   string
+	statusOld bool // tabs/groups need re-reading
+	needFull  bool // redraw everything
+	needFrame bool // something changed since the last render
+	// statusStale is set when anything but a tab's output happened since
+	// the status line was drawn: output alone (a keystroke's echo) does
+	// not change it, and it costs more to lay out than the echo's row.
+	statusStale bool
+	outputWake  bool // the loop last woke for a tab's output
+	lastRender  time.Time
+	tokens      float64 // frames that may be drawn now (token bucket)
 
 	mode       mode
 	prefixed   bool          // the prefix was pressed; the next key is a command
@@ -125,6 +154,7 @@ type session struct {
 	promptBack mode          // the mode to return to when the prompt ends
 	copy       copyState     // modeCopy
 	clip       string        // the last text copied here, pasted by prefix ]
+	clipboard  Clipboard     // where the client puts copies
 	confirmID  string        // modeConfirm: the tab to close
 	chosen     int           // modeChoose: the highlighted tab
 	pending    []byte        // the start of a mouse report cut by a read
@@ -164,6 +194,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	defer s.bg.Wait()
 	watch := s.ws.Watch()
 	defer func() { watch.Stop() }()
+	live := s.liveChanged()
+	s.applyLive()
 	if err := s.start(h); err != nil {
 		return Exit{}, err
 	}
@@ -180,6 +212,13 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			// Taken before anything reads the sheets, so no change is missed.
 			sheets = s.o.Sheets.Changed()
 		}
+		if !s.outputWake {
+			s.statusStale = true
+		}
+		s.outputWake = false
+		if s.layoutCh == nil {
+			s.syncLayout()
+		}
 		if err := s.refresh(); err != nil {
 			return Exit{}, err
 		}
@@ -191,6 +230,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			return Exit{}, err
 		}
 		timer.Reset(wait)
+		direct := s.directDirty()
 		select {
 		case <-ctx.Done():
 			return s.shuttingDown(), nil
@@ -202,7 +242,14 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 				return Exit{}, err
 			}
 		case <-s.dirty:
-			s.needFrame = true
+			s.needFrame, s.outputWake = true, true
+		case <-live:
+			live = s.liveChanged()
+			s.applyLive()
+		case <-direct:
+			s.needFrame, s.outputWake = true, true
+		case <-s.layoutCh:
+			s.layoutCh = nil // read again at the top
 		case <-sheets:
 			s.needFrame = true // the status line's marker
 			s.syncSheet()
@@ -380,13 +427,28 @@ func (s *session) handle(m Msg) error {
 		s.cols, s.rows = max(m.Cols, 2), max(m.Rows, 2)
 		s.relayout()
 	}
-	if len(m.Input) > 0 {
-		// Any key may change what a prompt or box shows; an unchanged
+	if m.Clipboard != ClipboardUnknown {
+		s.clipboard = m.Clipboard
+	}
+	if len(m.Input) == 0 {
+		return nil
+	}
+	typing := s.typing()
+	fp := s.fp
+	err := s.keys(m.Input)
+	if !typing || !s.typing() || s.fp != fp || bytes.Contains(m.Input, mousePrefix) {
+		// A key may change what a prompt or box shows; an unchanged
 		// frame costs only its diff.
 		s.needFrame = true
-		return s.keys(m.Input)
 	}
-	return nil
+	// Keys typed into a tab change nothing here until the tab echoes:
+	// a frame now would only delay the echo's.
+	return err
+}
+
+// typing reports whether keys go straight to the focused tab.
+func (s *session) typing() bool {
+	return s.mode == modeNormal && !s.prefixed && len(s.pending) == 0
 }
 
 // setMessage shows msg on the status line for a few seconds.
@@ -401,7 +463,7 @@ func (s *session) maybeRender() (time.Duration, error) {
 	now := time.Now()
 	if s.message != "" && !now.Before(s.msgUntil) {
 		s.message = ""
-		s.needFrame = true
+		s.needFrame, s.statusStale = true, true
 	}
 	wait := time.Hour
 	if s.message != "" {

@@ -25,9 +25,15 @@ type StatusInfo struct {
 	// or unsafe): every call that needs a grant is refused. Shown as an
 	// alarm beside the sheets; prefix s tells why.
 	GrantsRefused bool
-	// Right replaces the right-hand side (window name) when set: a
+	// Right replaces the right-hand side (RightText) when set: a
 	// message, the scrollback position.
 	Right string
+	// Left is shown before the tabs; RightText at the right end, the
+	// window name when empty. Both come from config.json's status formats.
+	Left, RightText string
+	// Style holds config.json's status line colours; nil for the default
+	// bar.
+	Style *Settings
 	// Prompt, when set, replaces the whole line (the rename prompt).
 	Prompt string
 	// TrueColor selects 24-bit palette colours instead of ANSI256 ones.
@@ -100,9 +106,9 @@ func tabAt(hits []tabHit, x int) (string, bool) {
 // statusLayout returns the status line and where each tab shown on it
 // sits.
 func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
-	const base = "\x1b[0;7m" // the bar: inverse video of the client's colours
+	base, active := si.barStyle()
 	if si.Prompt != "" {
-		return drawLine(cols, base+" "+si.Prompt+" "), nil
+		return drawLine(cols, base, base+" "+si.Prompt+" "), nil
 	}
 	var segs []segment
 	focusedSeg := 0
@@ -121,7 +127,7 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 			style = "\x1b[0;30m" + si.color(g.Color, true)
 		}
 		if t.ID == si.Focused {
-			style += "\x1b[1;4m"
+			style += active
 			focusedSeg = len(segs)
 		}
 		sb.WriteString(style + " " + strconv.Itoa(i+1) + ":")
@@ -153,8 +159,12 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 	// The right-hand side, shortened when the focused tab would not fit.
 	right := si.Right
 	if right == "" {
+		right = si.RightText
+	}
+	if right == "" {
 		right = si.Window
 	}
+	left := sanitize(si.Left)
 	sheets, short := "", ""
 	if si.Sheets > 0 {
 		sheets = fmt.Sprintf("\x1b[0;1;97;41m ! %d sheet%s (prefix s) ", si.Sheets, plural(si.Sheets))
@@ -164,7 +174,7 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 		sheets = "\x1b[0;1;97;41m ! grants.json refused (prefix s) " + sheets
 		short = "\x1b[0;1;97;41m !grants " + short
 	}
-	need := 2
+	need := 2 + textWidth(left)
 	if len(segs) > 0 {
 		need += segs[focusedSeg].width
 	}
@@ -188,13 +198,13 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 	}
 	// Show as many tabs as fit, keeping the focused one in view.
 	avail := cols - rw
+	var line strings.Builder
+	line.WriteString(base + left)
+	used := textWidth(left)
 	start := 0
-	for start < focusedSeg && sumWidth(segs[start:focusedSeg+1])+1 > avail {
+	for start < focusedSeg && used+sumWidth(segs[start:focusedSeg+1])+1 > avail {
 		start++
 	}
-	var line strings.Builder
-	line.WriteString(base)
-	used := 0
 	if start > 0 {
 		line.WriteString("<")
 		used++
@@ -215,7 +225,44 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 		line.WriteString(strings.Repeat(" ", pad))
 	}
 	line.WriteString(rightText)
-	return drawLine(cols, line.String()), hits
+	return drawLine(cols, base, line.String()), hits
+}
+
+// barStyle returns the SGR sequences of the bar and of the shown tab's
+// title: config.json's colours, else the client's colours in inverse
+// video, the shown tab bold and underlined.
+func (si *StatusInfo) barStyle() (base, active string) {
+	base, active = "\x1b[0;7m", "\x1b[1;4m"
+	st := si.Style
+	if st == nil {
+		return base, active
+	}
+	inverse := true
+	if st.BG.IsSet() || st.FG.IsSet() {
+		base, inverse = sgr("0", st.FG.SGR(false, si.TrueColor), st.BG.SGR(true, si.TrueColor)), false
+	}
+	if st.ActiveFG.IsSet() || st.ActiveBG.IsSet() {
+		on := "1;4"
+		if inverse {
+			on += ";27" // the shown tab's own colours, not swapped by the bar's inverse video
+		}
+		active = sgr(on, st.ActiveFG.SGR(false, si.TrueColor), st.ActiveBG.SGR(true, si.TrueColor))
+	}
+	return base, active
+}
+
+// sgr joins the non-empty SGR parameters into one sequence.
+func sgr(params ...string) string {
+	var b strings.Builder
+	b.WriteString("\x1b[")
+	sep := ""
+	for _, p := range params {
+		if p != "" {
+			b.WriteString(sep + p)
+			sep = ";"
+		}
+	}
+	return b.String() + "m"
 }
 
 func plural(n int) string {
@@ -281,13 +328,13 @@ func textWidth(s string) int {
 }
 
 // drawLine renders s (text with SGR sequences) into one row of cols cells,
-// cut at the right edge.
-func drawLine(cols int, s string) []screen.Cell {
+// cut at the right edge, the rest filled in the bar's style.
+func drawLine(cols int, bar, s string) []screen.Cell {
 	scr := screen.New(screen.Options{Cols: cols, Rows: 1, Scrollback: -1})
 	// No autowrap: what does not fit is cut, not wrapped.
 	scr.Write([]byte("\x1b[?7l"))
 	scr.Write([]byte(s))
 	// Fill the rest of the bar in the bar's colours.
-	scr.Write([]byte("\x1b[0;7m" + strings.Repeat(" ", max(cols-scr.Cursor().X, 0))))
+	scr.Write([]byte(bar + strings.Repeat(" ", max(cols-scr.Cursor().X, 0))))
 	return scr.Row(0)
 }

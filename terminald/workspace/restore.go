@@ -42,6 +42,8 @@ type savedWindow struct {
 	Name    string   `json:"name"`
 	Tabs    []string `json:"tabs"`
 	Focused string   `json:"focused,omitempty"`
+	// Layout is the window's panes (layout.go).
+	Layout *WindowLayout `json:"layout,omitempty"`
 }
 
 type savedGroup struct {
@@ -82,7 +84,8 @@ func (w *Workspace) snapshotState() []byte {
 		st.NextID[string(p)] = n
 	}
 	for _, win := range w.windows {
-		st.Windows = append(st.Windows, savedWindow{ID: win.id, Name: win.name, Tabs: slices.Clone(win.tabs), Focused: win.focused})
+		st.Windows = append(st.Windows, savedWindow{ID: win.id, Name: win.name, Tabs: slices.Clone(win.tabs), Focused: win.focused,
+			Layout: w.layouts.saved(win.id)})
 	}
 	for _, g := range w.groupsLocked() {
 		st.Groups = append(st.Groups, savedGroup{ID: g.id, Name: g.name, Color: g.color, WindowID: g.windowID})
@@ -174,6 +177,9 @@ func (w *Workspace) restore() error {
 		w.windows = nil
 		for _, sw := range st.Windows {
 			w.windows = append(w.windows, &windowEntry{id: sw.ID, name: sw.Name, tabs: sw.Tabs, focused: sw.Focused})
+			if sw.Layout != nil {
+				w.layouts.set(sw.ID, *sw.Layout) // tabs that did not come back are left out when read
+			}
 		}
 	}
 	for p, n := range st.NextID {
@@ -208,7 +214,7 @@ func (w *Workspace) restore() error {
 		if _, ok := w.groups[m.GroupID]; !ok {
 			m.GroupID = ""
 		}
-		t, err := restoreTab(h, hc, m, w.opts.Config.ScrollbackLines, now, w.tabChanged)
+		t, err := restoreTab(h, hc, m, w.Config().ScrollbackLines, now, w.tabChanged)
 		if err != nil {
 			// Hanging up is all that can be done for a tab that cannot
 			// be shown: the holder closes its copies, ours close here.

@@ -63,8 +63,13 @@ type Snapshot struct {
 	AltScreen bool
 }
 
-// Config returns the settings the workspace runs with.
-func (w *Workspace) Config() config.Config { return w.opts.Config }
+// Config returns the settings the workspace runs with now.
+func (w *Workspace) Config() config.Config { return *w.config.Load() }
+
+// SetConfig replaces the settings (a reload of config.json): tabs opened
+// from now on use the new shell, scrollback, agents and sandbox paths;
+// open tabs keep what they started with.
+func (w *Workspace) SetConfig(c config.Config) { w.config.Store(&c) }
 
 // OpenView starts viewing tab id with a client area of cols x rows. The
 // tab is resized to the smallest area among its viewers. Close the view

@@ -5,7 +5,9 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,6 +93,7 @@ func (plainSpawner) Done(int)                  {}
 // use.
 type Workspace struct {
 	opts   Options
+	config atomic.Pointer[config.Config] // the settings now; see SetConfig
 	ports  *ports.Tracker
 	tabDir string
 	// landlockABI is the kernel's Landlock ABI, which decides whether
@@ -103,6 +107,8 @@ type Workspace struct {
 	nextID   map[byte]int
 	watchers map[*Watcher]struct{}
 	closing  bool
+
+	layouts layouts // the windows' layouts (layout.go)
 
 	// portsMu guards the last look at the listening sockets (lookPorts).
 	portsMu   sync.Mutex
@@ -171,6 +177,7 @@ func New(opts Options) (*Workspace, error) {
 
 		landlockABI: sandbox.ABI(),
 	}
+	w.config.Store(&opts.Config)
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = time.Second
 	}
@@ -318,23 +325,24 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 		"PHANTOM_MCP_SOCKET": w.opts.Layout.MCPSocket,
 		"PWD":                dir,
 	})
-	ts := tabSpec{id: id, dir: dir, env: env, cols: spec.Cols, rows: spec.Rows, scrollback: w.opts.Config.ScrollbackLines,
+	cfg := w.Config() // one snapshot: config.json may be reloaded meanwhile
+	ts := tabSpec{id: id, dir: dir, env: env, cols: spec.Cols, rows: spec.Rows, scrollback: cfg.ScrollbackLines,
 		spawner: w.opts.Spawner, holder: w.opts.Holder, ringSize: w.opts.RingSize}
 	switch {
 	case len(spec.Command) > 0:
 		ts.argv = spec.Command
 		ts.shell = isInteractiveShell(spec.Command)
 	case spec.Agent != "":
-		argv, ok := w.opts.Config.Agents[spec.Agent]
+		argv, ok := cfg.Agents[spec.Agent]
 		if !ok {
 			return tabSpec{}, invalid("agent", fmt.Sprintf("unknown agent %q; configured agents: %s",
-				spec.Agent, strings.Join(w.opts.Config.AgentNames(), ", ")))
+				spec.Agent, strings.Join(cfg.AgentNames(), ", ")))
 		}
 		ts.argv = argv
 	default:
-		sh, err := shell.Prepare(w.opts.Config.Shell, w.opts.Layout.ShellDir(), env)
+		sh, err := shell.Prepare(cfg.Shell, w.opts.Layout.ShellDir(), env)
 		if err != nil {
-			return tabSpec{}, fmt.Errorf("prepare shell %s: %w", w.opts.Config.Shell, err)
+			return tabSpec{}, fmt.Errorf("prepare shell %s: %w", cfg.Shell, err)
 		}
 		ts.argv = append([]string{sh.Path}, sh.Args...)
 		ts.env = tabEnv(env, envMap(sh.Env))
@@ -373,7 +381,7 @@ func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
 	s := sandbox.Spec{
 		Dir:      ts.dir,
 		Home:     getenv("HOME"),
-		Paths:    w.opts.Config.Sandbox.PathsFor(agent),
+		Paths:    w.Config().Sandbox.PathsFor(agent),
 		Layout:   w.opts.Layout,
 		Launcher: w.opts.SandboxLauncher,
 		TempDirs: sandbox.TempDirs(getenv),
@@ -393,8 +401,9 @@ func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
 // agentOf names the configured agent whose program is program (by base
 // name), or "": `phantom new --sandbox -- claude` gets claude's paths.
 func (w *Workspace) agentOf(program string) string {
-	for _, name := range w.opts.Config.AgentNames() {
-		if argv := w.opts.Config.Agents[name]; len(argv) > 0 && filepath.Base(argv[0]) == filepath.Base(program) {
+	cfg := w.Config()
+	for _, name := range cfg.AgentNames() {
+		if argv := cfg.Agents[name]; len(argv) > 0 && filepath.Base(argv[0]) == filepath.Base(program) {
 			return name
 		}
 	}
@@ -425,8 +434,17 @@ func checkDir(dir string) error {
 		return invalid("directory", fmt.Sprintf("%q is not an absolute path", dir))
 	}
 	fi, err := os.Stat(dir)
-	if err != nil {
-		return invalid("directory", fmt.Sprintf("%q: %v", dir, err))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return invalid("directory", fmt.Sprintf("%q does not exist", dir))
+	case errors.Is(err, fs.ErrPermission):
+		return invalid("directory", fmt.Sprintf("%q cannot be reached: permission denied", dir))
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is already in the message
+		}
+		return invalid("directory", fmt.Sprintf("%q cannot be used: %v", dir, err))
 	}
 	if !fi.IsDir() {
 		return invalid("directory", fmt.Sprintf("%q is not a directory", dir))

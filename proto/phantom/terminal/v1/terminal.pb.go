@@ -142,6 +142,64 @@ func (WatchTerminalsResponse_Kind) EnumDescriptor() ([]byte, []int) {
 	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{24, 0}
 }
 
+// Whether the client writes copies to its terminal's clipboard.
+type AttachClipboard_State int32
+
+const (
+	// Not known yet.
+	AttachClipboard_STATE_UNSPECIFIED AttachClipboard_State = 0
+	// Copies are written: the terminal announced OSC 52, or the user
+	// forced it (PHANTOM_CLIPBOARD=on).
+	AttachClipboard_STATE_WRITTEN AttachClipboard_State = 1
+	// The terminal did not announce OSC 52; copies stay in Phantom.
+	AttachClipboard_STATE_NOT_ANNOUNCED AttachClipboard_State = 2
+	// The user turned it off (PHANTOM_CLIPBOARD=off).
+	AttachClipboard_STATE_OFF AttachClipboard_State = 3
+)
+
+// Enum value maps for AttachClipboard_State.
+var (
+	AttachClipboard_State_name = map[int32]string{
+		0: "STATE_UNSPECIFIED",
+		1: "STATE_WRITTEN",
+		2: "STATE_NOT_ANNOUNCED",
+		3: "STATE_OFF",
+	}
+	AttachClipboard_State_value = map[string]int32{
+		"STATE_UNSPECIFIED":   0,
+		"STATE_WRITTEN":       1,
+		"STATE_NOT_ANNOUNCED": 2,
+		"STATE_OFF":           3,
+	}
+)
+
+func (x AttachClipboard_State) Enum() *AttachClipboard_State {
+	p := new(AttachClipboard_State)
+	*p = x
+	return p
+}
+
+func (x AttachClipboard_State) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AttachClipboard_State) Descriptor() protoreflect.EnumDescriptor {
+	return file_phantom_terminal_v1_terminal_proto_enumTypes[2].Descriptor()
+}
+
+func (AttachClipboard_State) Type() protoreflect.EnumType {
+	return &file_phantom_terminal_v1_terminal_proto_enumTypes[2]
+}
+
+func (x AttachClipboard_State) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AttachClipboard_State.Descriptor instead.
+func (AttachClipboard_State) EnumDescriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40, 0}
+}
+
 // Process is a running process.
 type Process struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2849,6 +2907,7 @@ type AttachRequest struct {
 	//	*AttachRequest_Hello
 	//	*AttachRequest_Input
 	//	*AttachRequest_Resize
+	//	*AttachRequest_Clipboard
 	Msg           isAttachRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2918,6 +2977,15 @@ func (x *AttachRequest) GetResize() *AttachSize {
 	return nil
 }
 
+func (x *AttachRequest) GetClipboard() *AttachClipboard {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachRequest_Clipboard); ok {
+			return x.Clipboard
+		}
+	}
+	return nil
+}
+
 type isAttachRequest_Msg interface {
 	isAttachRequest_Msg()
 }
@@ -2937,11 +3005,66 @@ type AttachRequest_Resize struct {
 	Resize *AttachSize `protobuf:"bytes,3,opt,name=resize,proto3,oneof"`
 }
 
+type AttachRequest_Clipboard struct {
+	// Whether the client passes clipboard writes (OSC 52) on to its
+	// terminal, once it knows: it asks the terminal after attaching.
+	Clipboard *AttachClipboard `protobuf:"bytes,4,opt,name=clipboard,proto3,oneof"`
+}
+
 func (*AttachRequest_Hello) isAttachRequest_Msg() {}
 
 func (*AttachRequest_Input) isAttachRequest_Msg() {}
 
 func (*AttachRequest_Resize) isAttachRequest_Msg() {}
+
+func (*AttachRequest_Clipboard) isAttachRequest_Msg() {}
+
+// AttachClipboard says whether copies reach the client terminal's
+// clipboard, so that the copy notice can say where a copy went.
+type AttachClipboard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Where copies go.
+	State         AttachClipboard_State `protobuf:"varint,1,opt,name=state,proto3,enum=phantom.terminal.v1.AttachClipboard_State" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachClipboard) Reset() {
+	*x = AttachClipboard{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachClipboard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachClipboard) ProtoMessage() {}
+
+func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachClipboard.ProtoReflect.Descriptor instead.
+func (*AttachClipboard) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AttachClipboard) GetState() AttachClipboard_State {
+	if x != nil {
+		return x.State
+	}
+	return AttachClipboard_STATE_UNSPECIFIED
+}
 
 // AttachHello opens an attach session.
 type AttachHello struct {
@@ -2964,7 +3087,7 @@ type AttachHello struct {
 
 func (x *AttachHello) Reset() {
 	*x = AttachHello{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2976,7 +3099,7 @@ func (x *AttachHello) String() string {
 func (*AttachHello) ProtoMessage() {}
 
 func (x *AttachHello) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2989,7 +3112,7 @@ func (x *AttachHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachHello.ProtoReflect.Descriptor instead.
 func (*AttachHello) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AttachHello) GetTarget() string {
@@ -3040,7 +3163,7 @@ type AttachSize struct {
 
 func (x *AttachSize) Reset() {
 	*x = AttachSize{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3052,7 +3175,7 @@ func (x *AttachSize) String() string {
 func (*AttachSize) ProtoMessage() {}
 
 func (x *AttachSize) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3065,7 +3188,7 @@ func (x *AttachSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSize.ProtoReflect.Descriptor instead.
 func (*AttachSize) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AttachSize) GetCols() int32 {
@@ -3098,7 +3221,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3110,7 +3233,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3123,7 +3246,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachResponse) GetMsg() isAttachResponse_Msg {
@@ -3183,7 +3306,7 @@ type AttachExit struct {
 
 func (x *AttachExit) Reset() {
 	*x = AttachExit{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3195,7 +3318,7 @@ func (x *AttachExit) String() string {
 func (*AttachExit) ProtoMessage() {}
 
 func (x *AttachExit) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3208,7 +3331,7 @@ func (x *AttachExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachExit.ProtoReflect.Descriptor instead.
 func (*AttachExit) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AttachExit) GetMessage() string {
@@ -3240,7 +3363,7 @@ type SetAgentStateRequest struct {
 
 func (x *SetAgentStateRequest) Reset() {
 	*x = SetAgentStateRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3252,7 +3375,7 @@ func (x *SetAgentStateRequest) String() string {
 func (*SetAgentStateRequest) ProtoMessage() {}
 
 func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3388,7 @@ func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateRequest.ProtoReflect.Descriptor instead.
 func (*SetAgentStateRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetAgentStateRequest) GetTerminalId() string {
@@ -3300,7 +3423,7 @@ type SetAgentStateResponse struct {
 
 func (x *SetAgentStateResponse) Reset() {
 	*x = SetAgentStateResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3312,7 +3435,7 @@ func (x *SetAgentStateResponse) String() string {
 func (*SetAgentStateResponse) ProtoMessage() {}
 
 func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3325,7 +3448,7 @@ func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateResponse.ProtoReflect.Descriptor instead.
 func (*SetAgentStateResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetAgentStateResponse) GetTerminal() *Terminal {
@@ -3350,7 +3473,7 @@ type LocateProcessRequest struct {
 
 func (x *LocateProcessRequest) Reset() {
 	*x = LocateProcessRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3362,7 +3485,7 @@ func (x *LocateProcessRequest) String() string {
 func (*LocateProcessRequest) ProtoMessage() {}
 
 func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3375,7 +3498,7 @@ func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessRequest.ProtoReflect.Descriptor instead.
 func (*LocateProcessRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LocateProcessRequest) GetPid() int32 {
@@ -3410,7 +3533,7 @@ type LocateProcessResponse struct {
 
 func (x *LocateProcessResponse) Reset() {
 	*x = LocateProcessResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3422,7 +3545,7 @@ func (x *LocateProcessResponse) String() string {
 func (*LocateProcessResponse) ProtoMessage() {}
 
 func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3435,7 +3558,7 @@ func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessResponse.ProtoReflect.Descriptor instead.
 func (*LocateProcessResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LocateProcessResponse) GetInside() bool {
@@ -3457,6 +3580,209 @@ func (x *LocateProcessResponse) GetStartTime() uint64 {
 		return x.StartTime
 	}
 	return 0
+}
+
+// UpdateWindowRequest renames a window.
+type UpdateWindowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window.
+	WindowId string `protobuf:"bytes,1,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	// Its new name.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateWindowRequest) Reset() {
+	*x = UpdateWindowRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateWindowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateWindowRequest) ProtoMessage() {}
+
+func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateWindowRequest.ProtoReflect.Descriptor instead.
+func (*UpdateWindowRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *UpdateWindowRequest) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+func (x *UpdateWindowRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// UpdateWindowResponse returns the renamed window.
+type UpdateWindowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window after the change.
+	Window        *Window `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateWindowResponse) Reset() {
+	*x = UpdateWindowResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateWindowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateWindowResponse) ProtoMessage() {}
+
+func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateWindowResponse.ProtoReflect.Descriptor instead.
+func (*UpdateWindowResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *UpdateWindowResponse) GetWindow() *Window {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+// SendKeysRequest names a tab and the keys to type into it.
+type SendKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab.
+	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
+	// The bytes the keys make, as a terminal sends them (Enter is "\r",
+	// Ctrl-C "\x03", Up "\x1b[A").
+	Keys          []byte `protobuf:"bytes,2,opt,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendKeysRequest) Reset() {
+	*x = SendKeysRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendKeysRequest) ProtoMessage() {}
+
+func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
+func (*SendKeysRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SendKeysRequest) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *SendKeysRequest) GetKeys() []byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// SendKeysResponse confirms the keys were handed to the tab.
+type SendKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab.
+	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendKeysResponse) Reset() {
+	*x = SendKeysResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendKeysResponse) ProtoMessage() {}
+
+func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
+func (*SendKeysResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *SendKeysResponse) GetTerminal() *Terminal {
+	if x != nil {
+		return x.Terminal
+	}
+	return nil
 }
 
 var File_phantom_terminal_v1_terminal_proto protoreflect.FileDescriptor
@@ -3685,12 +4011,20 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x13CreateWindowRequest\x12\x1c\n" +
 	"\x04name\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\"K\n" +
 	"\x14CreateWindowResponse\x123\n" +
-	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"\xae\x01\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"\xf4\x01\n" +
 	"\rAttachRequest\x128\n" +
 	"\x05hello\x18\x01 \x01(\v2 .phantom.terminal.v1.AttachHelloH\x00R\x05hello\x12!\n" +
 	"\x05input\x18\x02 \x01(\fB\t\xbaH\x06z\x04\x18\x80\x80@H\x00R\x05input\x129\n" +
-	"\x06resize\x18\x03 \x01(\v2\x1f.phantom.terminal.v1.AttachSizeH\x00R\x06resizeB\x05\n" +
-	"\x03msg\"\xd1\x01\n" +
+	"\x06resize\x18\x03 \x01(\v2\x1f.phantom.terminal.v1.AttachSizeH\x00R\x06resize\x12D\n" +
+	"\tclipboard\x18\x04 \x01(\v2$.phantom.terminal.v1.AttachClipboardH\x00R\tclipboardB\x05\n" +
+	"\x03msg\"\xae\x01\n" +
+	"\x0fAttachClipboard\x12@\n" +
+	"\x05state\x18\x01 \x01(\x0e2*.phantom.terminal.v1.AttachClipboard.StateR\x05state\"Y\n" +
+	"\x05State\x12\x15\n" +
+	"\x11STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rSTATE_WRITTEN\x10\x01\x12\x17\n" +
+	"\x13STATE_NOT_ANNOUNCED\x10\x02\x12\r\n" +
+	"\tSTATE_OFF\x10\x03\"\xd1\x01\n" +
 	"\vAttachHello\x12\x1f\n" +
 	"\x06target\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06target\x123\n" +
 	"\x04size\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachSizeR\x04size\x12\x1c\n" +
@@ -3726,13 +4060,25 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x06inside\x18\x01 \x01(\bR\x06inside\x12\x15\n" +
 	"\x06tab_id\x18\x02 \x01(\tR\x05tabId\x12\x1d\n" +
 	"\n" +
-	"start_time\x18\x03 \x01(\x04R\tstartTime*\x80\x01\n" +
+	"start_time\x18\x03 \x01(\x04R\tstartTime\"]\n" +
+	"\x13UpdateWindowRequest\x12&\n" +
+	"\twindow_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bwindowId\x12\x1e\n" +
+	"\x04name\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x04name\"K\n" +
+	"\x14UpdateWindowResponse\x123\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"^\n" +
+	"\x0fSendKeysRequest\x12*\n" +
+	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"terminalId\x12\x1f\n" +
+	"\x04keys\x18\x02 \x01(\fB\v\xbaH\bz\x06\x10\x01\x18\x80\x80\x04R\x04keys\"M\n" +
+	"\x10SendKeysResponse\x129\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal*\x80\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xd3\x12\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x91\x14\n" +
 	"\x0fTerminalService\x12\x93\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xa6\x01\n" +
@@ -3766,7 +4112,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"!\xc2\xf3\x18\x1d\n" +
 	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
-	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
+	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
+	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12W\n" +
+	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
 var (
 	file_phantom_terminal_v1_terminal_proto_rawDescOnce sync.Once
@@ -3780,131 +4128,145 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 	return file_phantom_terminal_v1_terminal_proto_rawDescData
 }
 
-var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
 	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
-	(*Process)(nil),                  // 2: phantom.terminal.v1.Process
-	(*Terminal)(nil),                 // 3: phantom.terminal.v1.Terminal
-	(*CommandResult)(nil),            // 4: phantom.terminal.v1.CommandResult
-	(*Compaction)(nil),               // 5: phantom.terminal.v1.Compaction
-	(*Group)(nil),                    // 6: phantom.terminal.v1.Group
-	(*Window)(nil),                   // 7: phantom.terminal.v1.Window
-	(*ThemeColor)(nil),               // 8: phantom.terminal.v1.ThemeColor
-	(*ListTerminalsRequest)(nil),     // 9: phantom.terminal.v1.ListTerminalsRequest
-	(*ListTerminalsResponse)(nil),    // 10: phantom.terminal.v1.ListTerminalsResponse
-	(*CreateTerminalRequest)(nil),    // 11: phantom.terminal.v1.CreateTerminalRequest
-	(*CreateTerminalResponse)(nil),   // 12: phantom.terminal.v1.CreateTerminalResponse
-	(*ReadOutputRequest)(nil),        // 13: phantom.terminal.v1.ReadOutputRequest
-	(*ReadOutputResponse)(nil),       // 14: phantom.terminal.v1.ReadOutputResponse
-	(*RunCommandRequest)(nil),        // 15: phantom.terminal.v1.RunCommandRequest
-	(*RunCommandResponse)(nil),       // 16: phantom.terminal.v1.RunCommandResponse
-	(*FocusTerminalRequest)(nil),     // 17: phantom.terminal.v1.FocusTerminalRequest
-	(*FocusTerminalResponse)(nil),    // 18: phantom.terminal.v1.FocusTerminalResponse
-	(*UpdateTerminalRequest)(nil),    // 19: phantom.terminal.v1.UpdateTerminalRequest
-	(*UpdateTerminalResponse)(nil),   // 20: phantom.terminal.v1.UpdateTerminalResponse
-	(*CloseTerminalRequest)(nil),     // 21: phantom.terminal.v1.CloseTerminalRequest
-	(*CloseTerminalResponse)(nil),    // 22: phantom.terminal.v1.CloseTerminalResponse
-	(*ResizeTerminalRequest)(nil),    // 23: phantom.terminal.v1.ResizeTerminalRequest
-	(*ResizeTerminalResponse)(nil),   // 24: phantom.terminal.v1.ResizeTerminalResponse
-	(*WatchTerminalsRequest)(nil),    // 25: phantom.terminal.v1.WatchTerminalsRequest
-	(*WatchTerminalsResponse)(nil),   // 26: phantom.terminal.v1.WatchTerminalsResponse
-	(*ListGroupsRequest)(nil),        // 27: phantom.terminal.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),       // 28: phantom.terminal.v1.ListGroupsResponse
-	(*CreateGroupRequest)(nil),       // 29: phantom.terminal.v1.CreateGroupRequest
-	(*CreateGroupResponse)(nil),      // 30: phantom.terminal.v1.CreateGroupResponse
-	(*UpdateGroupRequest)(nil),       // 31: phantom.terminal.v1.UpdateGroupRequest
-	(*UpdateGroupResponse)(nil),      // 32: phantom.terminal.v1.UpdateGroupResponse
-	(*MoveToGroupRequest)(nil),       // 33: phantom.terminal.v1.MoveToGroupRequest
-	(*MoveToGroupResponse)(nil),      // 34: phantom.terminal.v1.MoveToGroupResponse
-	(*ListThemeColorsRequest)(nil),   // 35: phantom.terminal.v1.ListThemeColorsRequest
-	(*ListThemeColorsResponse)(nil),  // 36: phantom.terminal.v1.ListThemeColorsResponse
-	(*ListWindowsRequest)(nil),       // 37: phantom.terminal.v1.ListWindowsRequest
-	(*ListWindowsResponse)(nil),      // 38: phantom.terminal.v1.ListWindowsResponse
-	(*CreateWindowRequest)(nil),      // 39: phantom.terminal.v1.CreateWindowRequest
-	(*CreateWindowResponse)(nil),     // 40: phantom.terminal.v1.CreateWindowResponse
-	(*AttachRequest)(nil),            // 41: phantom.terminal.v1.AttachRequest
-	(*AttachHello)(nil),              // 42: phantom.terminal.v1.AttachHello
-	(*AttachSize)(nil),               // 43: phantom.terminal.v1.AttachSize
-	(*AttachResponse)(nil),           // 44: phantom.terminal.v1.AttachResponse
-	(*AttachExit)(nil),               // 45: phantom.terminal.v1.AttachExit
-	(*SetAgentStateRequest)(nil),     // 46: phantom.terminal.v1.SetAgentStateRequest
-	(*SetAgentStateResponse)(nil),    // 47: phantom.terminal.v1.SetAgentStateResponse
-	(*LocateProcessRequest)(nil),     // 48: phantom.terminal.v1.LocateProcessRequest
-	(*LocateProcessResponse)(nil),    // 49: phantom.terminal.v1.LocateProcessResponse
+	(AttachClipboard_State)(0),       // 2: phantom.terminal.v1.AttachClipboard.State
+	(*Process)(nil),                  // 3: phantom.terminal.v1.Process
+	(*Terminal)(nil),                 // 4: phantom.terminal.v1.Terminal
+	(*CommandResult)(nil),            // 5: phantom.terminal.v1.CommandResult
+	(*Compaction)(nil),               // 6: phantom.terminal.v1.Compaction
+	(*Group)(nil),                    // 7: phantom.terminal.v1.Group
+	(*Window)(nil),                   // 8: phantom.terminal.v1.Window
+	(*ThemeColor)(nil),               // 9: phantom.terminal.v1.ThemeColor
+	(*ListTerminalsRequest)(nil),     // 10: phantom.terminal.v1.ListTerminalsRequest
+	(*ListTerminalsResponse)(nil),    // 11: phantom.terminal.v1.ListTerminalsResponse
+	(*CreateTerminalRequest)(nil),    // 12: phantom.terminal.v1.CreateTerminalRequest
+	(*CreateTerminalResponse)(nil),   // 13: phantom.terminal.v1.CreateTerminalResponse
+	(*ReadOutputRequest)(nil),        // 14: phantom.terminal.v1.ReadOutputRequest
+	(*ReadOutputResponse)(nil),       // 15: phantom.terminal.v1.ReadOutputResponse
+	(*RunCommandRequest)(nil),        // 16: phantom.terminal.v1.RunCommandRequest
+	(*RunCommandResponse)(nil),       // 17: phantom.terminal.v1.RunCommandResponse
+	(*FocusTerminalRequest)(nil),     // 18: phantom.terminal.v1.FocusTerminalRequest
+	(*FocusTerminalResponse)(nil),    // 19: phantom.terminal.v1.FocusTerminalResponse
+	(*UpdateTerminalRequest)(nil),    // 20: phantom.terminal.v1.UpdateTerminalRequest
+	(*UpdateTerminalResponse)(nil),   // 21: phantom.terminal.v1.UpdateTerminalResponse
+	(*CloseTerminalRequest)(nil),     // 22: phantom.terminal.v1.CloseTerminalRequest
+	(*CloseTerminalResponse)(nil),    // 23: phantom.terminal.v1.CloseTerminalResponse
+	(*ResizeTerminalRequest)(nil),    // 24: phantom.terminal.v1.ResizeTerminalRequest
+	(*ResizeTerminalResponse)(nil),   // 25: phantom.terminal.v1.ResizeTerminalResponse
+	(*WatchTerminalsRequest)(nil),    // 26: phantom.terminal.v1.WatchTerminalsRequest
+	(*WatchTerminalsResponse)(nil),   // 27: phantom.terminal.v1.WatchTerminalsResponse
+	(*ListGroupsRequest)(nil),        // 28: phantom.terminal.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),       // 29: phantom.terminal.v1.ListGroupsResponse
+	(*CreateGroupRequest)(nil),       // 30: phantom.terminal.v1.CreateGroupRequest
+	(*CreateGroupResponse)(nil),      // 31: phantom.terminal.v1.CreateGroupResponse
+	(*UpdateGroupRequest)(nil),       // 32: phantom.terminal.v1.UpdateGroupRequest
+	(*UpdateGroupResponse)(nil),      // 33: phantom.terminal.v1.UpdateGroupResponse
+	(*MoveToGroupRequest)(nil),       // 34: phantom.terminal.v1.MoveToGroupRequest
+	(*MoveToGroupResponse)(nil),      // 35: phantom.terminal.v1.MoveToGroupResponse
+	(*ListThemeColorsRequest)(nil),   // 36: phantom.terminal.v1.ListThemeColorsRequest
+	(*ListThemeColorsResponse)(nil),  // 37: phantom.terminal.v1.ListThemeColorsResponse
+	(*ListWindowsRequest)(nil),       // 38: phantom.terminal.v1.ListWindowsRequest
+	(*ListWindowsResponse)(nil),      // 39: phantom.terminal.v1.ListWindowsResponse
+	(*CreateWindowRequest)(nil),      // 40: phantom.terminal.v1.CreateWindowRequest
+	(*CreateWindowResponse)(nil),     // 41: phantom.terminal.v1.CreateWindowResponse
+	(*AttachRequest)(nil),            // 42: phantom.terminal.v1.AttachRequest
+	(*AttachClipboard)(nil),          // 43: phantom.terminal.v1.AttachClipboard
+	(*AttachHello)(nil),              // 44: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),               // 45: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),           // 46: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),               // 47: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),     // 48: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),    // 49: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),     // 50: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),    // 51: phantom.terminal.v1.LocateProcessResponse
+	(*UpdateWindowRequest)(nil),      // 52: phantom.terminal.v1.UpdateWindowRequest
+	(*UpdateWindowResponse)(nil),     // 53: phantom.terminal.v1.UpdateWindowResponse
+	(*SendKeysRequest)(nil),          // 54: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),         // 55: phantom.terminal.v1.SendKeysResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
-	2,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
+	3,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
 	0,  // 1: phantom.terminal.v1.Terminal.agent_state:type_name -> phantom.terminal.v1.AgentState
-	4,  // 2: phantom.terminal.v1.Terminal.last_command:type_name -> phantom.terminal.v1.CommandResult
-	5,  // 3: phantom.terminal.v1.CommandResult.compaction:type_name -> phantom.terminal.v1.Compaction
-	3,  // 4: phantom.terminal.v1.ListTerminalsResponse.terminals:type_name -> phantom.terminal.v1.Terminal
-	3,  // 5: phantom.terminal.v1.CreateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	4,  // 6: phantom.terminal.v1.ReadOutputResponse.last_command:type_name -> phantom.terminal.v1.CommandResult
-	3,  // 7: phantom.terminal.v1.RunCommandResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	4,  // 8: phantom.terminal.v1.RunCommandResponse.result:type_name -> phantom.terminal.v1.CommandResult
-	3,  // 9: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	3,  // 10: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	3,  // 11: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 2: phantom.terminal.v1.Terminal.last_command:type_name -> phantom.terminal.v1.CommandResult
+	6,  // 3: phantom.terminal.v1.CommandResult.compaction:type_name -> phantom.terminal.v1.Compaction
+	4,  // 4: phantom.terminal.v1.ListTerminalsResponse.terminals:type_name -> phantom.terminal.v1.Terminal
+	4,  // 5: phantom.terminal.v1.CreateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 6: phantom.terminal.v1.ReadOutputResponse.last_command:type_name -> phantom.terminal.v1.CommandResult
+	4,  // 7: phantom.terminal.v1.RunCommandResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 8: phantom.terminal.v1.RunCommandResponse.result:type_name -> phantom.terminal.v1.CommandResult
+	4,  // 9: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	4,  // 10: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	4,  // 11: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
 	1,  // 12: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
-	3,  // 13: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	6,  // 14: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
-	6,  // 15: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	6,  // 16: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	3,  // 17: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	8,  // 18: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
-	7,  // 19: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
-	7,  // 20: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	42, // 21: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	43, // 22: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	43, // 23: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	45, // 24: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 25: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	3,  // 26: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	9,  // 27: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	11, // 28: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	13, // 29: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	15, // 30: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	17, // 31: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	19, // 32: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	21, // 33: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	23, // 34: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	25, // 35: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	41, // 36: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	46, // 37: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	48, // 38: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	27, // 39: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	29, // 40: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	31, // 41: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	33, // 42: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	35, // 43: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	37, // 44: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	39, // 45: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	10, // 46: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	12, // 47: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	14, // 48: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	16, // 49: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	18, // 50: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	20, // 51: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	22, // 52: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	24, // 53: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	26, // 54: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	44, // 55: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	47, // 56: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	49, // 57: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	28, // 58: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	30, // 59: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	32, // 60: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	34, // 61: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	36, // 62: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	38, // 63: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	40, // 64: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	46, // [46:65] is the sub-list for method output_type
-	27, // [27:46] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	4,  // 13: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	7,  // 14: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
+	7,  // 15: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	7,  // 16: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	4,  // 17: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 18: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
+	8,  // 19: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
+	8,  // 20: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	44, // 21: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	45, // 22: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	43, // 23: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
+	2,  // 24: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
+	45, // 25: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	47, // 26: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 27: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	4,  // 28: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	8,  // 29: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	4,  // 30: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	10, // 31: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	12, // 32: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	14, // 33: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	16, // 34: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	18, // 35: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	20, // 36: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	22, // 37: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	24, // 38: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	26, // 39: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	42, // 40: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	48, // 41: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	50, // 42: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	28, // 43: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	30, // 44: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	32, // 45: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	34, // 46: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	36, // 47: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	38, // 48: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	40, // 49: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	52, // 50: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	54, // 51: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	11, // 52: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	13, // 53: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	15, // 54: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	17, // 55: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	19, // 56: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	21, // 57: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	23, // 58: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	25, // 59: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	27, // 60: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	46, // 61: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	49, // 62: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	51, // 63: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	29, // 64: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	31, // 65: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	33, // 66: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	35, // 67: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	37, // 68: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	39, // 69: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	41, // 70: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	53, // 71: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	55, // 72: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	52, // [52:73] is the sub-list for method output_type
+	31, // [31:52] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -3921,8 +4283,9 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 		(*AttachRequest_Hello)(nil),
 		(*AttachRequest_Input)(nil),
 		(*AttachRequest_Resize)(nil),
+		(*AttachRequest_Clipboard)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[42].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[43].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
 	}
@@ -3931,8 +4294,8 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   48,
+			NumEnums:      3,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

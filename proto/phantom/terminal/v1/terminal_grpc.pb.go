@@ -38,6 +38,8 @@ const (
 	TerminalService_ListThemeColors_FullMethodName = "/phantom.terminal.v1.TerminalService/ListThemeColors"
 	TerminalService_ListWindows_FullMethodName     = "/phantom.terminal.v1.TerminalService/ListWindows"
 	TerminalService_CreateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/CreateWindow"
+	TerminalService_UpdateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/UpdateWindow"
+	TerminalService_SendKeys_FullMethodName        = "/phantom.terminal.v1.TerminalService/SendKeys"
 )
 
 // TerminalServiceClient is the client API for TerminalService service.
@@ -122,6 +124,17 @@ type TerminalServiceClient interface {
 	ListWindows(ctx context.Context, in *ListWindowsRequest, opts ...grpc.CallOption) (*ListWindowsResponse, error)
 	// Creates a window.
 	CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error)
+	// Renames a window.
+	UpdateWindow(ctx context.Context, in *UpdateWindowRequest, opts ...grpc.CallOption) (*UpdateWindowResponse, error)
+	// Types keys into a tab, as the human's keyboard would: text and
+	// control keys alike, into a busy tab too (`phantom send`, tmux's
+	// send-keys). Not an MCP tool. From inside Phantom it is as sensitive as
+	// run_command and is put to authz as run_command, with the keys spelled
+	// out as its command (control keys as their Unicode pictures, Enter as
+	// ␍; Go-quoted when that could be ambiguous): a sheet asks the human
+	// unless a grant covers it, and authz's rules for run_command (an idle
+	// tab) apply.
+	SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error)
 }
 
 type terminalServiceClient struct {
@@ -334,6 +347,26 @@ func (c *terminalServiceClient) CreateWindow(ctx context.Context, in *CreateWind
 	return out, nil
 }
 
+func (c *terminalServiceClient) UpdateWindow(ctx context.Context, in *UpdateWindowRequest, opts ...grpc.CallOption) (*UpdateWindowResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateWindowResponse)
+	err := c.cc.Invoke(ctx, TerminalService_UpdateWindow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *terminalServiceClient) SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendKeysResponse)
+	err := c.cc.Invoke(ctx, TerminalService_SendKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TerminalServiceServer is the server API for TerminalService service.
 // All implementations must embed UnimplementedTerminalServiceServer
 // for forward compatibility.
@@ -416,6 +449,17 @@ type TerminalServiceServer interface {
 	ListWindows(context.Context, *ListWindowsRequest) (*ListWindowsResponse, error)
 	// Creates a window.
 	CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error)
+	// Renames a window.
+	UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error)
+	// Types keys into a tab, as the human's keyboard would: text and
+	// control keys alike, into a busy tab too (`phantom send`, tmux's
+	// send-keys). Not an MCP tool. From inside Phantom it is as sensitive as
+	// run_command and is put to authz as run_command, with the keys spelled
+	// out as its command (control keys as their Unicode pictures, Enter as
+	// ␍; Go-quoted when that could be ambiguous): a sheet asks the human
+	// unless a grant covers it, and authz's rules for run_command (an idle
+	// tab) apply.
+	SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error)
 	mustEmbedUnimplementedTerminalServiceServer()
 }
 
@@ -482,6 +526,12 @@ func (UnimplementedTerminalServiceServer) ListWindows(context.Context, *ListWind
 }
 func (UnimplementedTerminalServiceServer) CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateWindow not implemented")
+}
+func (UnimplementedTerminalServiceServer) UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateWindow not implemented")
+}
+func (UnimplementedTerminalServiceServer) SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendKeys not implemented")
 }
 func (UnimplementedTerminalServiceServer) mustEmbedUnimplementedTerminalServiceServer() {}
 func (UnimplementedTerminalServiceServer) testEmbeddedByValue()                         {}
@@ -828,6 +878,42 @@ func _TerminalService_CreateWindow_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_UpdateWindow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateWindowRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).UpdateWindow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_UpdateWindow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).UpdateWindow(ctx, req.(*UpdateWindowRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TerminalService_SendKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).SendKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_SendKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).SendKeys(ctx, req.(*SendKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TerminalService_ServiceDesc is the grpc.ServiceDesc for TerminalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -902,6 +988,14 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateWindow",
 			Handler:    _TerminalService_CreateWindow_Handler,
+		},
+		{
+			MethodName: "UpdateWindow",
+			Handler:    _TerminalService_UpdateWindow_Handler,
+		},
+		{
+			MethodName: "SendKeys",
+			Handler:    _TerminalService_SendKeys_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

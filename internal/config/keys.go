@@ -1,0 +1,242 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Command is one thing a prefix key does in `phantom attach`. The table of
+// commands (Commands) is the one source of truth: attach dispatches by
+// name, its key list (prefix ?) is drawn from it, and config.json's "keys"
+// are checked against it.
+type Command struct {
+	// Name is what config.json's "keys" binds, e.g. "new-tab".
+	Name string
+	// Keys are the default keys, as config.json writes them.
+	Keys []string
+	// Help says what the command does, for the key list. Commands with the
+	// same Help share one line of it (the nine select-tab-N, the arrows).
+	Help string
+}
+
+// Unbind is the command name that takes a key's default binding away.
+const Unbind = "none"
+
+// commands lists every prefix command in the order of the key list.
+var commands = []Command{
+	{"next-tab", []string{"n"}, "next / previous tab"},
+	{"previous-tab", []string{"p"}, "next / previous tab"},
+	{"select-tab-1", []string{"1"}, "tab by number"},
+	{"select-tab-2", []string{"2"}, "tab by number"},
+	{"select-tab-3", []string{"3"}, "tab by number"},
+	{"select-tab-4", []string{"4"}, "tab by number"},
+	{"select-tab-5", []string{"5"}, "tab by number"},
+	{"select-tab-6", []string{"6"}, "tab by number"},
+	{"select-tab-7", []string{"7"}, "tab by number"},
+	{"select-tab-8", []string{"8"}, "tab by number"},
+	{"select-tab-9", []string{"9"}, "tab by number"},
+	{"select-tab", []string{"'"}, "tab by number (past 9): type it, Enter"},
+	{"choose-tab", []string{"w"}, "choose a tab from a list"},
+	{"new-tab", []string{"c"}, "new tab in this tab's directory"},
+	{"split-right", []string{"%"}, "split: a new tab beside / below"},
+	{"split-below", []string{`"`}, "split: a new tab beside / below"},
+	{"pane-up", []string{"Up"}, "the pane that way, the next pane"},
+	{"pane-down", []string{"Down"}, "the pane that way, the next pane"},
+	{"pane-left", []string{"Left"}, "the pane that way, the next pane"},
+	{"pane-right", []string{"Right"}, "the pane that way, the next pane"},
+	{"next-pane", []string{"o"}, "the pane that way, the next pane"},
+	{"resize-up", []string{"C-Up"}, "move the pane's border"},
+	{"resize-down", []string{"C-Down"}, "move the pane's border"},
+	{"resize-left", []string{"C-Left"}, "move the pane's border"},
+	{"resize-right", []string{"C-Right"}, "move the pane's border"},
+	{"zoom", []string{"z"}, "zoom the pane (again: unzoom)"},
+	{"break-pane", []string{"!"}, "take the pane out of the split"},
+	{"close-tab", []string{"x"}, "close the tab (asks y/n)"},
+	{"rename-tab", []string{","}, "rename the tab"},
+	{"copy-mode", []string{"["}, "copy mode: scrollback, search, select; leave"},
+	{"paste", []string{"]"}, "paste the last copy"},
+	{"leave-copy-mode", []string{"q"}, "copy mode: scrollback, search, select; leave"},
+	{"sheet", []string{"s"}, "the waiting permission sheet"},
+	{"detach", []string{"d"}, "detach (the tabs keep running)"},
+	{"list-keys", []string{"?"}, "this list"},
+}
+
+// Commands returns the prefix commands in the order of the key list.
+func Commands() []Command { return slices.Clone(commands) }
+
+// CommandNames lists the names "keys" may bind, in the key list's order.
+func CommandNames() []string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// namedKeys are the keys written by name rather than as the character
+// they type, with the bytes a terminal sends for them.
+var namedKeys = map[string]string{
+	"Space":   " ",
+	"Enter":   "\r",
+	"Tab":     "\t",
+	"BSpace":  "\x7f",
+	"Up":      "\x1b[A",
+	"Down":    "\x1b[B",
+	"Right":   "\x1b[C",
+	"Left":    "\x1b[D",
+	"C-Up":    "\x1b[1;5A",
+	"C-Down":  "\x1b[1;5B",
+	"C-Right": "\x1b[1;5C",
+	"C-Left":  "\x1b[1;5D",
+}
+
+// ParseKey reads a key as config.json writes it and returns the bytes the
+// terminal sends for it: a printable character ("x", "|", "%"), a control
+// key ("C-t" or "^T"), or a named key (Up, Down, Left, Right, C-Up, …,
+// Space, Enter, Tab, BSpace).
+func ParseKey(name string) (string, error) {
+	if seq, ok := namedKeys[name]; ok {
+		return seq, nil
+	}
+	if len(name) == 1 && name[0] > ' ' && name[0] < 0x7f {
+		return name, nil
+	}
+	if c, ok, err := parseControl(name); ok {
+		if err != nil {
+			return "", err
+		}
+		return string(rune(c)), nil
+	}
+	return "", fmt.Errorf("unknown key %q: write one character (\"x\", \"|\"), a control key (\"C-t\"), or one of %s",
+		name, strings.Join(slices.Sorted(maps.Keys(namedKeys)), ", "))
+}
+
+// parseControl reads "C-x" or "^X"; ok is false when name has neither
+// form.
+func parseControl(name string) (c byte, ok bool, err error) {
+	switch {
+	case len(name) == 3 && (name[:2] == "C-" || name[:2] == "c-"):
+	case len(name) == 2 && name[0] == '^':
+	default:
+		return 0, false, nil
+	}
+	c = name[len(name)-1]
+	if c >= 'a' && c <= 'z' {
+		c -= 'a' - 'A'
+	}
+	if c < '@' || c > '_' {
+		return 0, true, fmt.Errorf("key %q: Ctrl works with a letter or one of @[\\]^_", name)
+	}
+	return c - '@', true, nil
+}
+
+// DefaultPrefix is Ctrl-\ (0x1c), the key that starts a command.
+const DefaultPrefix byte = 0x1c
+
+// ParsePrefix reads the prefix key as config.json writes it: "C-\\",
+// "C-a", "^B", one character, or "" for DefaultPrefix.
+func ParsePrefix(s string) (byte, error) {
+	if s == "" {
+		return DefaultPrefix, nil
+	}
+	if c, ok, err := parseControl(s); ok {
+		if err != nil {
+			return 0, fmt.Errorf("prefix: %w", err)
+		}
+		return c, nil
+	}
+	if len(s) == 1 && s[0] > ' ' && s[0] < 0x7f {
+		return s[0], nil
+	}
+	return 0, fmt.Errorf("prefix %q: write a control key as \"C-a\" or \"^A\"", s)
+}
+
+// KeyName writes seq (bytes a key sends) as config.json writes the key.
+func KeyName(seq string) string {
+	for name, s := range namedKeys {
+		if s == seq {
+			return name
+		}
+	}
+	if len(seq) == 1 && seq[0] < 0x20 {
+		c := seq[0] + '@'
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A' // C-t, as people write it
+		}
+		return "C-" + string(rune(c))
+	}
+	return seq
+}
+
+// Bindings maps the keys typed after the prefix to command names: the
+// defaults of Commands with config.json's "keys" over them.
+type Bindings struct {
+	bySeq map[string]string
+}
+
+// Bindings returns the effective key bindings of c. Load has checked
+// every key and command, so nothing can fail here; an entry that does
+// not parse (a Config built by hand) is skipped.
+func (c Config) Bindings() Bindings {
+	b := Bindings{bySeq: map[string]string{}}
+	for _, cmd := range commands {
+		for _, k := range cmd.Keys {
+			seq, _ := ParseKey(k)
+			b.bySeq[seq] = cmd.Name
+		}
+	}
+	for key, name := range c.Keys {
+		seq, err := ParseKey(key)
+		switch {
+		case err != nil:
+		case name == Unbind:
+			delete(b.bySeq, seq)
+		default:
+			b.bySeq[seq] = name
+		}
+	}
+	return b
+}
+
+// Command returns the command bound to seq.
+func (b Bindings) Command(seq string) (string, bool) {
+	name, ok := b.bySeq[seq]
+	return name, ok
+}
+
+// KeysOf returns the names of the keys bound to command name, sorted.
+func (b Bindings) KeysOf(name string) []string {
+	var keys []string
+	for seq, n := range b.bySeq {
+		if n == name {
+			keys = append(keys, KeyName(seq))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// checkKeys validates config.json's "keys" against the command table and
+// the prefix.
+func checkKeys(keys map[string]string, prefix byte) error {
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		name := keys[key]
+		seq, err := ParseKey(key)
+		if err != nil {
+			return fmt.Errorf("keys: %w", err)
+		}
+		if seq == string(rune(prefix)) {
+			return fmt.Errorf("keys: %q is the prefix key, which pressed twice sends itself to the tab; bind another key", key)
+		}
+		if name != Unbind && !slices.Contains(CommandNames(), name) {
+			if hint := suggest(name, CommandNames()); hint != "" {
+				return fmt.Errorf("keys: %q is bound to %q, which is no command%s", key, name, hint)
+			}
+			return fmt.Errorf("keys: %q is bound to %q, which is no command; the commands are %s, or %q to unbind the key",
+				key, name, strings.Join(CommandNames(), ", "), Unbind)
+		}
+	}
+	return nil
+}
