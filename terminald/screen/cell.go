@@ -125,6 +125,7 @@ type line struct {
 	rbyte   int            // text length when the last run started
 	ccol    int            // columns covered by text
 	combLen int            // bytes of zero-width runes after the last base rune
+	cpad    bool           // the last column is a wrap pad, not text (padCompact)
 	comb    map[int]string // combining marks of cells with flComb, by column
 }
 

@@ -25,7 +25,7 @@ func compactReset(l *line) {
 	l.text = l.text[:0]
 	l.runs = l.runs[:0]
 	l.rfg, l.rbg, l.rattr, l.rbyte = 0, 0, 0, 0
-	l.ccol, l.combLen = 0, 0
+	l.ccol, l.combLen, l.cpad = 0, 0, false
 	l.wrapped, l.gmode = false, false
 	l.complex = false
 	l.used = 0
@@ -164,6 +164,12 @@ func (s *Screen) mat(l *line) {
 	fillBlank(cells[col:], blankCell)
 	l.used = col
 	l.complex = cplx
+	if l.cpad && len(cells) > 0 {
+		pad := blankCell
+		pad.fl = flPad
+		cells[len(cells)-1] = pad
+		l.used, l.complex, l.cpad = len(cells), true, false
+	}
 }
 
 // nextRun decodes one style run.

@@ -66,7 +66,7 @@ func (s *Screen) resetLine(l *line, b cell) {
 		compactReset(l)
 		return
 	}
-	l.compact = false
+	l.compact, l.cpad = false, false
 	if b != s.blankVal || len(s.blankRow) < len(l.c) {
 		s.blankVal = b
 		if cap(s.blankRow) < s.cols {
@@ -120,7 +120,11 @@ func (s *Screen) scrollUp(top, bot, n int, save bool) {
 			copy(lines[top:bot], lines[top+1:bot+1])
 			lines[bot] = l
 		}
-		s.resetLine(l, b)
+		if s.pen.bg == 0 {
+			compactReset(l) // resetLine's case for blankCell, without comparing cells
+		} else {
+			s.resetLine(l, b)
+		}
 	} else {
 		tmp := append(s.tmpLines[:0], lines[top:top+n]...)
 		if save {

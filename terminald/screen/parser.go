@@ -205,10 +205,10 @@ func (s *Screen) Write(p []byte) (int, error) {
 }
 
 // groundCompact is the loop for bulk output: starting in the ground state
-// at p[i], it appends printable ASCII and 3-byte UTF-8 runs to compact rows
-// (compact.go), applies common SGR sequences and performs CR and LF, until
-// it meets anything else, which it leaves for Write's general code; it
-// returns the index of that byte (or len(p)).
+// at p[i], it appends printable ASCII and UTF-8 text (compactUTF8) to
+// compact rows (compact.go), applies common SGR sequences and performs CR
+// and LF, until it meets anything else, which it leaves for Write's
+// general code; it returns the index of that byte (or len(p)).
 //
 // Output like cat of a log is almost only these five things. Handling them
 // in one loop, with the cursor column in a local and the row's dirty flag
@@ -355,8 +355,8 @@ func (s *Screen) groundCompact(p []byte, i int) int {
 			l = s.cur.lines[s.y]
 			x = s.x
 			i++
-		case b&0xf0 == 0xe0:
-			// Lead byte of a 3-byte rune: CJK and the like.
+		case b >= 0xc2 && b <= 0xf0:
+			// Lead byte of a rune compactUTF8 may print.
 			s.x = x
 			k := s.compactUTF8(p, i)
 			if k == i {
@@ -409,7 +409,7 @@ func (s *Screen) controlInSequence(b byte) {
 // printUTF8 decodes and prints the run of non-ASCII runes starting at p[i].
 func (s *Screen) printUTF8(p []byte, i int) int {
 	for i < len(p) && p[i] >= 0x80 {
-		if p[i]&0xf0 == 0xe0 && !s.ext.margins { // groundCompact's caller checks margins
+		if !s.ext.margins { // groundCompact's caller checks margins
 			if k := s.compactUTF8(p, i); k > i {
 				i = k
 				continue
@@ -420,91 +420,134 @@ func (s *Screen) printUTF8(p []byte, i int) int {
 			s.p.un = copy(s.p.ubuf[:], p[i:])
 			return len(p)
 		}
-		if size > 1 && r >= 0xa0 {
-			// Fast path: append the rune's bytes to a compact row.
-			w := runeWidth(r)
-			l := s.cur.lines[s.y]
-			if w > 0 && l.compact && s.x >= l.ccol && s.x+w < s.cols &&
-				!s.wrapNext && !s.m.Insert && !s.charsets[s.gl] && !s.ext.margins && !s.m.GraphemeCluster {
-				if s.x != l.ccol || s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr {
-					compactStyle(l, s.x, &s.pen)
-				}
-				l.text = append(l.text, p[i:i+size]...)
-				l.ccol = s.x + w
-				l.combLen = 0
-				l.complex = true
-				s.x += w
-				s.lastRune = r
-				s.clean[s.y] = false
-				i += size
-				continue
-			}
-		}
 		s.printRune(r)
 		i += size
 	}
 	return i
 }
 
-// compactUTF8 is the fast path for a run of 3-byte UTF-8 sequences (CJK,
-// kana, hangul, box drawing, most symbols) printed on a compact row
-// without wrapping. It decodes each rune inline, takes its width straight
-// from the BMP table and appends the whole run's bytes at once, with the
-// style checked once per run: the general path costs a DecodeRune call, a
-// runeWidth call and a checked append per rune. It returns the index after
-// the runes it printed, i if none; it stops before anything it does not
-// handle (other lengths, invalid or overlong sequences, surrogates,
-// zero-width runes, the right margin), which the caller then prints the
-// general way with exactly the same result. Callers make sure no
+// compactUTF8 is the fast path for a run of multi-byte UTF-8 sequences
+// (accented letters, Greek, Cyrillic, CJK, box drawing, symbols, emoji)
+// printed on a compact row without wrapping. It decodes each rune inline,
+// takes its width straight from the widths table and appends the whole
+// run's bytes at once, with the style checked once per run: the general
+// path costs a DecodeRune call, a runeWidth call and a checked append per
+// rune. It returns the index after the runes it printed, i if none; it
+// stops before anything it does not handle (invalid, overlong or
+// incomplete sequences, surrogates, C1 controls, zero-width runes, runes
+// past the widths table, the right margin), which the caller then prints
+// the general way with exactly the same result. Callers make sure no
 // left/right margins are set (checking that here slows the loop down).
+//
+// Text mixing scripts mixes sequence lengths at random: decoding other
+// lengths by tables (utf8Seqs) rather than a branch per length saves a
+// mispredicted branch per rune, a good part of the cost of such text.
 func (s *Screen) compactUTF8(p []byte, i int) int {
 	l := s.cur.lines[s.y]
 	if !l.compact || s.x < l.ccol || s.wrapNext || s.m.Insert || s.charsets[s.gl] {
 		return i
 	}
-	bmpWidthOnce.Do(initBMPWidth)
+	widthsOnce.Do(initWidths)
 	x, cols, start := s.x, s.cols, i
 	var last rune
-	// Walking a subslice of at least 3 bytes lets the compiler drop the
-	// bounds checks of the three loads.
 	q := p[i:]
-	for len(q) >= 3 {
-		b0, b1, b2 := q[0], q[1], q[2]
-		if (uint32(b0)<<16|uint32(b1)<<8|uint32(b2))&0xf0c0c0 != 0xe08080 {
-			break
+	for len(q) > 0 {
+		// Runs of 3-byte sequences (CJK, kana, hangul, box drawing, most
+		// symbols) take a loop of their own: with a fixed stride, the
+		// next load does not wait for this rune's decoding.
+		for len(q) >= 3 {
+			b0, b1, b2 := q[0], q[1], q[2]
+			if (uint32(b0)<<16|uint32(b1)<<8|uint32(b2))&0xf0c0c0 != 0xe08080 {
+				break
+			}
+			r := rune(b0&0x0f)<<12 | rune(b1&0x3f)<<6 | rune(b2&0x3f)
+			if r < 0x800 || uint32(r)-0xd800 < 0x800 {
+				goto done // overlong or surrogate: invalid, decoded as U+FFFD bytewise
+			}
+			w := int(widths[r])
+			if w == 0 || x+w >= cols {
+				goto done
+			}
+			x += w
+			q = q[3:]
+			last = r
 		}
-		r := rune(b0&0x0f)<<12 | rune(b1&0x3f)<<6 | rune(b2&0x3f)
-		if r < 0x800 || uint32(r)-0xd800 < 0x800 {
-			break // overlong or surrogate: invalid, decoded as U+FFFD bytewise
+		// Then a few runes of any length by tables: mixed text, which
+		// leaves the loop above at a mispredicted branch, stays here a
+		// while, without one.
+		for k := 0; k < 32 && len(q) > 0; k++ {
+			var v uint32
+			if len(q) >= 4 {
+				v = binary.LittleEndian.Uint32(q)
+			} else {
+				var b [4]byte // zeros: never a continuation byte
+				copy(b[:], q)
+				v = binary.LittleEndian.Uint32(b[:])
+			}
+			size := utf8SeqLen[byte(v)]
+			d := &utf8Seqs[size]
+			if size == 0 || v&d.mask != d.want {
+				goto done
+			}
+			r := ((v&d.lead)<<18 | (v>>8&0x3f)<<12 | (v>>16&0x3f)<<6 | v>>24&0x3f) >> d.shift
+			if r < d.min || r-0xd800 < 0x800 || r >= widthsLen {
+				goto done // overlong, a C1 control, a surrogate or past the table
+			}
+			w := int(widths[r])
+			if w == 0 || x+w >= cols {
+				goto done
+			}
+			x += w
+			q = q[size:]
+			last = rune(r)
 		}
-		w := int(bmpWidth[uint16(r)])
-		if w == 0 || x+w >= cols {
-			break
-		}
-		if len(q) == len(p)-start && (x != l.ccol || s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr) {
-			compactStyle(l, x, &s.pen) // before the text is appended: runs record its offset
-		}
-		x += w
-		q = q[3:]
-		last = r
 	}
-	if s.m.GraphemeCluster {
+done:
+	i = len(p) - len(q)
+	if i == start || s.m.GraphemeCluster {
 		// Mode 2027 (printGrapheme) is checked here, not above, where it
-		// slowed the loop down; what compactStyle did is what printing
-		// the first rune does anyway.
+		// slowed the loop down.
 		return start
 	}
-	i = len(p) - len(q)
-	if i > start {
-		l.text = append(l.text, p[start:i]...)
-		l.ccol = x
-		l.combLen = 0
-		l.complex = true
-		s.x = x
-		s.lastRune = last
-		s.clean[s.y] = false
+	if s.x != l.ccol || s.pen.fg != l.rfg || s.pen.bg != l.rbg || s.pen.attr != l.rattr {
+		compactStyle(l, s.x, &s.pen) // before the text is appended: runs record its offset
 	}
+	l.text = append(l.text, p[start:i]...)
+	l.ccol = x
+	l.combLen = 0
+	l.complex = true
+	s.x = x
+	s.lastRune = last
+	s.clean[s.y] = false
 	return i
+}
+
+// utf8SeqLen is the length of the UTF-8 sequence a lead byte starts, for
+// the sequences compactUTF8 decodes (up to U+3FFFF), else 0.
+var utf8SeqLen = func() (t [256]uint8) {
+	for b := 0xc2; b <= 0xdf; b++ {
+		t[b] = 2
+	}
+	for b := 0xe0; b <= 0xef; b++ {
+		t[b] = 3
+	}
+	t[0xf0] = 4
+	return t
+}()
+
+// utf8Seqs describes the UTF-8 sequences of each length, for decoding the
+// 4 bytes at the start of a sequence as a little-endian v: v&mask == want
+// checks the lead and continuation bytes' top bits; the rune is the lead's
+// lead bits and three continuations' 6 bits, shifted right past the bytes
+// that are not part of the sequence; min is the smallest rune the length
+// may encode (shorter forms are overlong; for 2 bytes, C1 controls too,
+// which compactUTF8 leaves to printRune to ignore).
+var utf8Seqs = [5]struct {
+	mask, want, lead, min, shift uint32
+}{
+	2: {0xc0e0, 0x80c0, 0x1f, 0xa0, 12},
+	3: {0xc0c0f0, 0x8080e0, 0x0f, 0x800, 6},
+	4: {0xc0c0c0f8, 0x808080f0, 0x07, 0x10000, 0},
 }
 
 // finishUTF8 continues a rune whose first bytes came in an earlier Write.

@@ -94,6 +94,10 @@ func (s *Screen) put(r rune, w int) {
 		s.wrap()
 	}
 	l := s.cur.lines[s.y]
+	if w == 2 && s.x == s.cols-1 && s.padCompact(l) {
+		s.put(r, w) // on the next row, now that the wrap is done
+		return
+	}
 	if l.compact && s.x >= l.ccol && !s.m.Insert && !s.charsets[s.gl] && (w == 1 || s.x < s.cols-1) {
 		compactAppendRune(l, s.x, r, w, &s.pen)
 		if r >= 0x80 {
@@ -158,6 +162,36 @@ func (s *Screen) put(r rune, w int) {
 	}
 }
 
+// padCompact handles a wide character meeting the last column of compact
+// row l with autowrap on and the default pen, the common case of wide text
+// (CJK, emoji) filling lines: it leaves the padding cell the general path
+// leaves and wraps, keeping l compact, and reports whether it did.
+// The general path materialises the row, and the next one too, as it goes
+// on printing there in cell form; both rows then take the slower cell
+// encoding into the scrollback. On the bench unicode stream at 80x24 that
+// was almost a fifth of the engine's time.
+//
+// The pad is not text: l.cpad records it and l.ccol covers it, so that
+// every fast path, which needs the cursor at or after ccol, leaves the row
+// to the general path, and mat puts the pad cell in. A wrapped row's
+// stored form never keeps its trailing pad, so the scrollback gets the
+// text as it is.
+func (s *Screen) padCompact(l *line) bool {
+	if !l.compact || s.x < l.ccol || l.gmode || s.cols < 2 || !s.m.Autowrap || s.m.Insert || s.charsets[s.gl] ||
+		s.pen != blankCell {
+		return false
+	}
+	if s.x > l.ccol {
+		compactStyle(l, s.x, &s.pen) // blanks up to the pad, as the cells are
+	}
+	l.ccol, l.cpad = s.cols, true
+	l.combLen = 0
+	l.complex = true
+	s.clean[s.y] = false
+	s.wrap()
+	return true
+}
+
 // wrap performs the pending autowrap: mark the row soft-wrapped and move
 // to the start of the next one.
 func (s *Screen) wrap() {
@@ -197,7 +231,7 @@ func (s *Screen) combine(r rune) {
 		return
 	}
 	l := s.cur.lines[s.y]
-	if l.compact && l.ccol > 0 && x+1 >= l.ccol && x < l.ccol && len(l.text) > 0 && l.text[len(l.text)-1] != ' ' {
+	if l.compact && !l.cpad && l.ccol > 0 && x+1 >= l.ccol && x < l.ccol && len(l.text) > 0 && l.text[len(l.text)-1] != ' ' {
 		// The previous cell is the last one appended: append the mark.
 		if l.combLen+4 <= maxComb {
 			n := len(l.text)

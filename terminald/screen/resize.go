@@ -69,8 +69,8 @@ func (s *Screen) resizeGrid(g *grid, cols, rows int, cy *int, toScrollback bool)
 		g.lines = append(g.lines, &line{c: make([]cell, 0, cols), compact: true})
 	}
 	for _, l := range g.lines {
-		if l.compact && l.ccol > cols {
-			s.mat(l) // truncate in cell form
+		if l.compact && (l.ccol > cols || l.cpad) {
+			s.mat(l) // truncate, or place the wrap pad, in cell form
 		}
 		old := len(l.c)
 		l.used = min(l.used, cols)
