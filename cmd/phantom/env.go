@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
@@ -120,6 +121,20 @@ func (e *plainStatus) Error() string              { return e.st.Message() }
 func (e *plainStatus) GRPCStatus() *status.Status { return e.st }
 
 // printJSON prints a response as the --json flags do: proto field names, every field.
+// printList prints resp as JSON when asJSON, else an aligned table: the
+// header, then one row per entry, columns separated by tabs.
+func printList(resp proto.Message, asJSON bool, header string, rows []string) error {
+	if asJSON {
+		return printJSON(resp)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	return tw.Flush()
+}
+
 func printJSON(m proto.Message) error {
 	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(m)
 	if err != nil {

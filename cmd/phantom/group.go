@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -62,19 +60,15 @@ func groupLsCmd() *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
 				resp, err := tc.ListGroups(ctx, &terminalv1.ListGroupsRequest{})
-				if err != nil || asJSON {
-					if err == nil {
-						err = printJSON(resp)
-					}
+				if err != nil {
 					return err
 				}
-				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tNAME\tCOLOR\tWINDOW\tTABS")
+				var rows []string
 				for _, g := range resp.GetGroups() {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.GetId(), g.GetName(), dash(g.GetColor()), g.GetWindowId(),
-						dash(strings.Join(g.GetTerminalIds(), ",")))
+					rows = append(rows, strings.Join([]string{g.GetId(), g.GetName(), dash(g.GetColor()), g.GetWindowId(),
+						dash(strings.Join(g.GetTerminalIds(), ","))}, "\t"))
 				}
-				return tw.Flush()
+				return printList(resp, asJSON, "ID\tNAME\tCOLOR\tWINDOW\tTABS", rows)
 			})
 		},
 	}

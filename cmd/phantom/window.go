@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -53,19 +51,15 @@ func windowLsCmd() *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
 				resp, err := tc.ListWindows(ctx, &terminalv1.ListWindowsRequest{})
-				if err != nil || asJSON {
-					if err == nil {
-						err = printJSON(resp)
-					}
+				if err != nil {
 					return err
 				}
-				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tNAME\tTABS\tFOCUSED\tGROUPS")
+				var rows []string
 				for _, w := range resp.GetWindows() {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.GetId(), w.GetName(), dash(strings.Join(w.GetTerminalIds(), ",")),
-						dash(w.GetFocusedTerminalId()), dash(strings.Join(w.GetGroupIds(), ",")))
+					rows = append(rows, strings.Join([]string{w.GetId(), w.GetName(), dash(strings.Join(w.GetTerminalIds(), ",")),
+						dash(w.GetFocusedTerminalId()), dash(strings.Join(w.GetGroupIds(), ","))}, "\t"))
 				}
-				return tw.Flush()
+				return printList(resp, asJSON, "ID\tNAME\tTABS\tFOCUSED\tGROUPS", rows)
 			})
 		},
 	}

@@ -196,21 +196,6 @@ func (v *View) Snapshot(s *Snapshot) {
 // visible rows follow; lines past the end are nil. It also returns the
 // number of history lines.
 func (v *View) History(top, n int) (lines [][]screen.Cell, total int) {
-	t := v.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	sb := t.scr.ScrollbackLen()
-	_, rows := t.scr.Size()
-	total = sb + rows
-	lines = make([][]screen.Cell, n)
-	for i := range lines {
-		switch y := top + i; {
-		case y < 0 || y >= total:
-		case y < sb:
-			lines[i], _ = t.scr.ScrollbackRow(y)
-		default:
-			lines[i] = t.scr.Row(y - sb)
-		}
-	}
+	lines, _, total = v.HistoryWrapped(top, n)
 	return lines, total
 }
