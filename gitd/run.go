@@ -3,6 +3,7 @@ package gitd
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/reaper"
 	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 )
 
@@ -20,9 +22,18 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	// A child subreaper: what git runs for a call (hooks, filters) stays
+	// gitd's descendant however it forks, so it is never taken for the
+	// human (internal/lineage), and it ends when gitd does.
+	rp, err := reaper.New()
+	if err != nil {
+		return err
+	}
+	defer rp.Close()
+	defer rp.KillOrphans(2 * time.Second)
 	tabs := newTerminals(layout.DaemonAddr("terminald"))
 	defer tabs.Close()
-	m, err := worktree.New(worktree.Options{WorktreeRoot: cfg.WorktreeRoot, Tabs: tabs})
+	m, err := worktree.New(worktree.Options{WorktreeRoot: cfg.WorktreeRoot, Tabs: tabs, Reaper: rp})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/reaper"
 	"github.com/phantom-dev/phantom/lspd/servers"
 	lspv1 "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
 )
@@ -26,10 +28,20 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	// A child subreaper: whatever a language server starts stays lspd's
+	// descendant however it forks, so it is never taken for the human
+	// (internal/lineage), and it ends when lspd does.
+	rp, err := reaper.New()
+	if err != nil {
+		return err
+	}
+	defer rp.Close()
+	defer rp.KillOrphans(2 * time.Second)
 	reg, err := servers.New(servers.Options{
 		Configs:   fromSettings(cfg.LanguageServers),
 		StatePath: filepath.Join(layout.State, StateFile),
 		Logger:    logger,
+		Reaper:    rp,
 	})
 	if err != nil {
 		return err

@@ -38,6 +38,21 @@ func (s *Service) LocateProcess(_ context.Context, r *terminalv1.LocateProcessRe
 	return resp, nil
 }
 
+// DescribeSandbox says how a tab's programs are confined, as the rule
+// flags of the sandbox launcher, for the daemons that start programs for
+// calls from that tab.
+func (s *Service) DescribeSandbox(_ context.Context, r *terminalv1.DescribeSandboxRequest) (*terminalv1.DescribeSandboxResponse, error) {
+	rules, sandboxed, err := s.ws.SandboxOf(r.GetTabId())
+	if err != nil {
+		return nil, err
+	}
+	resp := &terminalv1.DescribeSandboxResponse{Sandboxed: sandboxed}
+	if sandboxed {
+		resp.Flags = rules.Flags()
+	}
+	return resp, nil
+}
+
 // TabOf returns the tab a located process runs in: "" when it runs outside
 // Phantom or left its tab's tree.
 func (s *Service) TabOf(p lineage.Place) string {
@@ -51,10 +66,12 @@ func (s *Service) TabOf(p lineage.Place) string {
 // selfLocator places processes with the calling process as terminald and,
 // when hc is not nil, with hc's holder as the anchor of the tabs: the
 // holder is the parent and subreaper of every tab's program, so a tab's
-// leader is the process just below it. Where a /proc entry cannot be
-// read, every placement fails, and every decision that needs one fails
-// closed.
-func selfLocator(hc *holder.Client) func(pid int) (lineage.Place, error) {
+// leader is the process just below it. The instance's other daemons, found
+// beside addr (terminald's own address), are anchors too: what they start
+// is inside Phantom (lineage.DaemonsByCommandLine). Where a /proc entry
+// cannot be read, every placement fails, and every decision that needs one
+// fails closed.
+func selfLocator(hc *holder.Client, addr string) func(pid int) (lineage.Place, error) {
 	pid := os.Getpid()
 	st, err := procfs.Default.Stat(pid)
 	if err != nil {
@@ -62,7 +79,7 @@ func selfLocator(hc *holder.Client) func(pid int) (lineage.Place, error) {
 			return lineage.Place{}, fmt.Errorf("terminald cannot read its own process (%v), so it cannot tell who is inside it", err)
 		}
 	}
-	anchor := lineage.Self(pid, st.StartTime)
+	anchor := lineage.Either(lineage.Self(pid, st.StartTime), lineage.DaemonsByCommandLine(addr))
 	if hc != nil {
 		hpid, hstart := hc.Process()
 		anchor = lineage.Either(lineage.Self(hpid, hstart), anchor)

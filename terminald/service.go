@@ -46,7 +46,7 @@ type Service struct {
 
 // NewService serves ws. It locates processes with itself as terminald.
 func NewService(ws *workspace.Workspace) *Service {
-	return &Service{ws: ws, locate: selfLocator(ws.Holder())}
+	return &Service{ws: ws, locate: selfLocator(ws.Holder(), ws.Layout().DaemonAddr("terminald"))}
 }
 
 // ListTerminals lists every tab, or the one terminal_id names (the

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
 // gitTimeout bounds one git command when the caller's context has no
@@ -21,6 +23,10 @@ const gitTimeout = time.Minute
 type git struct {
 	bin string
 	env []string
+	// reaper starts every git: gitd is a child subreaper, so what git
+	// runs (hooks, filters, fsmonitor) stays gitd's descendant however
+	// it forks, and so inside Phantom (internal/lineage).
+	reaper *reaper.Reaper
 }
 
 // scrubbed are variables git reads that must not leak in from the daemon's
@@ -106,7 +112,7 @@ func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	if err := g.reaper.Run(cmd); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git %s (in %s): %w", strings.Join(args, " "), dir, ctx.Err())
 		}

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
 // DefaultWorkers bounds how many git commands one listing runs at once.
@@ -35,6 +36,9 @@ type Options struct {
 	// Workers bounds concurrent git commands per listing; default
 	// DefaultWorkers.
 	Workers int
+	// Reaper starts every git command, when gitd is a child subreaper
+	// (see internal/reaper); nil starts them directly.
+	Reaper *reaper.Reaper
 }
 
 // Manager runs worktree operations.
@@ -51,6 +55,9 @@ type Manager struct {
 // New makes a Manager.
 func New(opts Options) (*Manager, error) {
 	g, err := newGit(opts.Git, opts.Env)
+	if err == nil {
+		g.reaper = opts.Reaper
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/internal/procfs"
 )
 
@@ -24,9 +25,47 @@ import (
 // be written. An agent can start a holder or terminald of its own, but
 // that one runs inside the real holder, whose command line still marks
 // the agent's processes as inside.
+//
+// Every other daemon of the instance is an anchor too (DaemonsByCommandLine):
+// what gitd, lspd or editord start for an agent — git and its hooks and
+// filters, language servers — is a descendant of that daemon, and must be
+// inside Phantom, never the human, however it was started.
 func ByCommandLine(addr, defaultAddr string) IsTerminald {
-	return Either(HolderByCommandLine(addr), TerminaldByCommandLine(addr, defaultAddr))
+	return Either(HolderByCommandLine(addr), Either(TerminaldByCommandLine(addr, defaultAddr), DaemonsByCommandLine(addr)))
 }
+
+// DaemonsByCommandLine recognises the instance's daemons other than
+// terminald, by `… daemon NAME --listen unix://DIR/NAME.sock`, where DIR is
+// the directory of the instance's terminald socket addr (as `phantom up`
+// starts them; a daemon without --listen listens there too). Their
+// descendants are processes Phantom ran — for an agent, or for the human
+// with input an agent may have written (a repository's hooks) — so they
+// count as inside Phantom, in no tab: everything they touch reaches `all`,
+// and every act reserved to the human is refused to them.
+//
+// A daemon listening over TCP (the compose stack) runs in its own
+// container, whose processes this machine's tree does not hold.
+func DaemonsByCommandLine(addr string) IsTerminald {
+	sock, ok := SocketPath(normalizeAddr(addr))
+	if !ok {
+		return func(procfs.FS, procfs.Stat) bool { return false }
+	}
+	dir := filepath.Dir(sock)
+	return func(fs procfs.FS, st procfs.Stat) bool {
+		argv, err := fs.Cmdline(st.PID)
+		if err != nil || len(argv) < 3 || argv[1] != "daemon" || argv[2] == "terminald" || !isDaemonName(argv[2]) {
+			return false
+		}
+		listen := normalizeAddr(flagValue(argv[3:], "--listen"))
+		if listen == "" {
+			return true // the default address, in the instance's runtime directory
+		}
+		return listen == "unix://"+filepath.Join(dir, argv[2]+".sock")
+	}
+}
+
+// isDaemonName reports whether name is one of Phantom's daemons.
+func isDaemonName(name string) bool { return slices.Contains(paths.Daemons, name) }
 
 // TerminaldByCommandLine recognises only the instance's terminald, by
 // `… daemon terminald --listen ADDR`: what the holder checks its peer

@@ -54,6 +54,10 @@ func TestLocate(t *testing.T) {
 		proc{710, 700, 11, []string{"bash"}},  // inside another instance
 		proc{800, 310, 120, terminald},        // an agent's own terminald, same address
 		proc{810, 800, 121, []string{"bash"}}, // still inside the real one
+		proc{900, 1, 20, []string{"/usr/bin/phantom", "daemon", "gitd", "--listen", "unix:///run/ph/gitd.sock"}},
+		proc{910, 900, 130, []string{"git", "worktree", "add"}}, // git run by gitd
+		proc{920, 910, 131, []string{"sh", ".git/hooks/post-checkout"}},
+		proc{930, 1, 132, []string{"sh"}}, // the hook's double fork: re-parented to init, outside (but see the reaper)
 	)
 	tree := Tree{FS: fs, IsTerminald: ByCommandLine(addr, addr)}
 	tests := []struct {
@@ -71,6 +75,10 @@ func TestLocate(t *testing.T) {
 		{710, false, 0},
 		{800, true, 200},
 		{810, true, 810}, // stops at the nearest terminald: still inside
+		{900, false, 0},  // gitd itself
+		{910, true, 910}, // what gitd runs is inside, in no tab
+		{920, true, 910},
+		{930, false, 0}, // gitd is a subreaper, so this cannot happen: orphans stay below it
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.pid), func(t *testing.T) {
@@ -104,6 +112,14 @@ func TestByCommandLine(t *testing.T) {
 		{[]string{"phantom", "daemon", "terminald"}, true}, // the default address
 		{[]string{"phantom", "daemon", "terminald", "--listen", "unix:///tmp/l/terminald.sock"}, false},
 		{[]string{"phantom", "daemon", "authz", "--listen", addr}, false},
+		// The instance's other daemons: what they start is inside.
+		{[]string{"/usr/bin/phantom", "daemon", "gitd", "--listen", "unix:///run/ph/gitd.sock"}, true},
+		{[]string{"phantom", "daemon", "lspd", "--listen=unix:///run/ph/./lspd.sock"}, true},
+		{[]string{"phantom", "daemon", "editord"}, true},                                      // the default address
+		{[]string{"phantom", "daemon", "gitd", "--listen", "unix:///tmp/l/gitd.sock"}, false}, // another instance's
+		{[]string{"phantom", "daemon", "gitd", "--listen", "unix:///run/ph/lspd.sock"}, false},
+		{[]string{"phantom", "daemon", "gitd", "--listen", "tcp://127.0.0.1:7000"}, false},
+		{[]string{"phantom", "daemon", "nosuch", "--listen", "unix:///run/ph/nosuch.sock"}, false},
 		{[]string{"phantom", "daemon"}, false},
 		{[]string{"bash", "-c", "phantom daemon terminald"}, false},
 	}

@@ -113,7 +113,7 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 
 // try starts cfg's server in root, initializes it and stops it.
 func (r *Registry) try(ctx context.Context, cfg Config, root string) error {
-	inst, err := launch(cfg, root, handler{s: &Server{reg: r, cfg: cfg, root: root, docs: map[string]*doc{}, diags: map[string]*fileDiags{}, progress: map[string]bool{}}})
+	inst, err := launch(r.opts.Reaper, cfg, root, handler{s: &Server{reg: r, cfg: cfg, root: root, docs: map[string]*doc{}, diags: map[string]*fileDiags{}, progress: map[string]bool{}}})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/reaper"
 	"github.com/phantom-dev/phantom/lspd/lsp"
 )
 
@@ -33,8 +34,10 @@ type instance struct {
 }
 
 // launch starts cfg's command in root, in its own process group (servers
-// start helpers — gopls runs `go list` — that must die with them).
-func launch(cfg Config, root string, h lsp.Handler) (*instance, error) {
+// start helpers — gopls runs `go list` — that must die with them), through
+// rp: lspd is a child subreaper, so a helper that leaves the group still
+// stays lspd's descendant, inside Phantom (internal/lineage).
+func launch(rp *reaper.Reaper, cfg Config, root string, h lsp.Handler) (*instance, error) {
 	path, err := exec.LookPath(cfg.Command[0])
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], err)
@@ -56,12 +59,13 @@ func launch(cfg Config, root string, h lsp.Handler) (*instance, error) {
 	}
 	i := &instance{cmd: cmd, stdin: stdin, stderr: &tail{max: 2048}, exited: make(chan struct{})}
 	cmd.Stderr = i.stderr
-	if err := cmd.Start(); err != nil {
+	if err := rp.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", strings.Join(cfg.Command, " "), err)
 	}
 	i.conn = lsp.NewConn(stdout, stdin, h)
 	go func() {
 		err := cmd.Wait()
+		rp.Done(cmd.Process.Pid)
 		// Helpers left in the group die with the server.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		if err == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
 // Options tune a Registry; zero fields take the defaults.
@@ -22,6 +23,9 @@ type Options struct {
 	Configs map[string]Config
 	// StatePath is where configure saves, over Configs; "" saves nothing.
 	StatePath string
+	// Reaper starts every language server, when lspd is a child
+	// subreaper (see internal/reaper); nil starts them directly.
+	Reaper *reaper.Reaper
 	// Idle stops a server nobody asked about for this long (30 min).
 	Idle time.Duration
 	// Quiet is how long a server must say nothing to be settled (300 ms).

@@ -165,7 +165,7 @@ func (s *Server) start() (*instance, error) {
 	clear(s.progress)
 	s.mu.Unlock()
 	s.reg.notify()
-	inst, err := launch(cfg, s.root, handler{s: s})
+	inst, err := launch(s.reg.opts.Reaper, cfg, s.root, handler{s: s})
 	if err != nil {
 		return nil, err
 	}

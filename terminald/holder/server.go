@@ -44,7 +44,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/peercred"
 	"github.com/phantom-dev/phantom/internal/procfs"
-	"github.com/phantom-dev/phantom/terminald/reaper"
+	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
 // Options configures a holder process.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -24,14 +25,29 @@ const (
 // Argv returns the command line that runs argv under r: launcher (the
 // phantom binary), Command, r's flags, "--", then argv.
 func (r Rules) Argv(launcher string, argv []string) []string {
-	out := []string{launcher, Command}
+	out := append([]string{launcher, Command}, r.Flags()...)
+	out = append(out, "--")
+	return append(out, argv...)
+}
+
+// Flags returns r as the launcher's rule flags, the part of Argv between
+// Command and "--"; ParseFlags reads them back. They are how a tab's rules
+// travel to the daemons that start programs in its sandbox.
+func (r Rules) Flags() []string {
+	var out []string
 	for _, f := range r.fields() {
 		for _, p := range *f.paths {
 			out = append(out, f.flag+"="+p)
 		}
 	}
-	out = append(out, "--")
-	return append(out, argv...)
+	return out
+}
+
+// ParseFlags reads rule flags as Flags writes them, as strictly as
+// ParseArgs.
+func ParseFlags(flags []string) (Rules, error) {
+	r, _, err := ParseArgs(append(slices.Clone(flags), "--", "-"))
+	return r, err
 }
 
 // ParseArgs parses the launcher's arguments (what follows Command): the

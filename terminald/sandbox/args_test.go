@@ -28,6 +28,12 @@ func TestArgvRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, r) || !reflect.DeepEqual(gotArgv, argv) {
 		t.Errorf("ParseArgs(Argv) = %+v, %q; want %+v, %q", got, gotArgv, r, argv)
 	}
+	if back, err := ParseFlags(r.Flags()); err != nil || !reflect.DeepEqual(back, r) {
+		t.Errorf("ParseFlags(Flags) = %+v, %v; want %+v", back, err, r)
+	}
+	if _, err := ParseFlags([]string{"--write=relative"}); err == nil {
+		t.Error("ParseFlags took a relative path")
+	}
 	got, gotArgv, err = ParseArgs(Rules{}.Argv("phantom", []string{"sh"})[2:])
 	if err != nil || !reflect.DeepEqual(got, Rules{}) || !reflect.DeepEqual(gotArgv, []string{"sh"}) {
 		t.Errorf("empty rules: ParseArgs = %+v, %q, %v", got, gotArgv, err)

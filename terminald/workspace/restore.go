@@ -15,6 +15,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/internal/tabstate"
 	"github.com/phantom-dev/phantom/terminald/holder"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/screen"
 )
 
@@ -68,6 +69,7 @@ type savedTab struct {
 	Integrated   bool       `json:"integrated,omitempty"`
 	Shell        bool       `json:"shell,omitempty"`
 	Sandboxed    bool       `json:"sandboxed,omitempty"`
+	Sandbox      []string   `json:"sandbox,omitempty"` // its rules, as sandbox.Rules.Flags
 	SawPrompt    bool       `json:"saw_prompt,omitempty"`
 	PtsName      string     `json:"pts"`
 	TTYNr        uint64     `json:"tty_nr,omitempty"`
@@ -96,7 +98,7 @@ func (w *Workspace) snapshotState() []byte {
 		st.Tabs = append(st.Tabs, savedTab{ID: e.id, Name: e.name, Icon: e.icon, Color: e.color, GroupID: e.groupID,
 			WindowID: e.windowID, Worktree: e.worktree, AgentState: e.agentState, AgentClient: e.agentClient,
 			GroupByAgent: e.groupByAgent, NameByAgent: e.nameByAgent, Integrated: e.integrated, Shell: e.shell,
-			Sandboxed: e.sandboxed, PtsName: e.ptsName, TTYNr: e.ttyNr, Started: e.started})
+			Sandboxed: e.sandboxed, Sandbox: e.rules.Flags(), PtsName: e.ptsName, TTYNr: e.ttyNr, Started: e.started})
 	}
 	w.mu.Unlock()
 	// What the tabs last showed, read outside w.mu (each tab's own locks).
@@ -285,6 +287,7 @@ func restoreTab(h holder.HeldTab, hc *holder.Client, m savedTab, scrollback int,
 		integrated:  m.Integrated,
 		shell:       m.Shell,
 		sandboxed:   m.Sandboxed,
+		rules:       restoredRules(m.Sandbox),
 		started:     m.Started,
 		lastDir:     m.Dir,
 		lastFg:      m.Fg,
@@ -412,4 +415,15 @@ func ptsName(master *os.File) string {
 		}
 	})
 	return name
+}
+
+// restoredRules reads a saved tab's sandbox rules. Rules that do not parse
+// come back empty, which for a sandboxed tab is the tightest sandbox:
+// nothing started for it may write anywhere.
+func restoredRules(flags []string) sandbox.Rules {
+	r, err := sandbox.ParseFlags(flags)
+	if err != nil {
+		return sandbox.Rules{}
+	}
+	return r
 }

@@ -79,7 +79,10 @@ type tab struct {
 	integrated  bool
 	shell       bool
 	sandboxed   bool
-	started     time.Time
+	// rules confine the tab's program when sandboxed; what a daemon
+	// starts for a call from the tab gets them too (Workspace.SandboxOf).
+	rules   sandbox.Rules
+	started time.Time
 
 	// notify is called, without t.mu held, after output changed something a
 	// watcher cares about.
@@ -189,6 +192,7 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		integrated: spec.integrated,
 		shell:      spec.shell,
 		sandboxed:  spec.launcher != "",
+		rules:      spec.rules,
 		started:    time.Now(),
 		lastDir:    spec.dir,
 		lastFg:     filepath.Base(spec.argv[0]),

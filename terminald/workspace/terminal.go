@@ -6,6 +6,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 var procfsDefault = procfs.Default
@@ -176,6 +177,18 @@ func (w *Workspace) Get(id string) (Terminal, error) {
 	info := w.infoLocked(e)
 	w.mu.Unlock()
 	return w.withPorts([]Terminal{info})[0], nil
+}
+
+// SandboxOf returns how tab id's program is confined: sandboxed, and by
+// which rules.
+func (w *Workspace) SandboxOf(id string) (sandbox.Rules, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, err := w.tabLocked(id)
+	if err != nil {
+		return sandbox.Rules{}, false, err
+	}
+	return e.rules, e.sandboxed, nil
 }
 
 // ReadOutput returns the last n rendered lines of a tab.

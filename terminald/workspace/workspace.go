@@ -724,3 +724,6 @@ func (w *Workspace) watchHolder() {
 
 // Holder is the holder the workspace's tabs run under, or nil.
 func (w *Workspace) Holder() *holder.Client { return w.opts.Holder }
+
+// Layout is the instance's paths, as Options gave them.
+func (w *Workspace) Layout() paths.Layout { return w.opts.Layout }

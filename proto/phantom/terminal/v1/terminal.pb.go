@@ -3582,6 +3582,109 @@ func (x *LocateProcessResponse) GetStartTime() uint64 {
 	return 0
 }
 
+// DescribeSandboxRequest names the tab whose sandbox is asked about.
+type DescribeSandboxRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab.
+	TabId         string `protobuf:"bytes,1,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeSandboxRequest) Reset() {
+	*x = DescribeSandboxRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeSandboxRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeSandboxRequest) ProtoMessage() {}
+
+func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeSandboxRequest.ProtoReflect.Descriptor instead.
+func (*DescribeSandboxRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *DescribeSandboxRequest) GetTabId() string {
+	if x != nil {
+		return x.TabId
+	}
+	return ""
+}
+
+// DescribeSandboxResponse is how a tab's programs are confined.
+type DescribeSandboxResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the tab's program runs in a sandbox (terminald/sandbox).
+	Sandboxed bool `protobuf:"varint,1,opt,name=sandboxed,proto3" json:"sandboxed,omitempty"`
+	// The sandbox launcher's rule flags for the tab, exactly as
+	// `phantom +sandbox FLAGS -- PROGRAM` takes them (sandbox.Rules.Flags);
+	// empty when the tab is not sandboxed.
+	Flags         []string `protobuf:"bytes,2,rep,name=flags,proto3" json:"flags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeSandboxResponse) Reset() {
+	*x = DescribeSandboxResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeSandboxResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeSandboxResponse) ProtoMessage() {}
+
+func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeSandboxResponse.ProtoReflect.Descriptor instead.
+func (*DescribeSandboxResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *DescribeSandboxResponse) GetSandboxed() bool {
+	if x != nil {
+		return x.Sandboxed
+	}
+	return false
+}
+
+func (x *DescribeSandboxResponse) GetFlags() []string {
+	if x != nil {
+		return x.Flags
+	}
+	return nil
+}
+
 // UpdateWindowRequest renames a window.
 type UpdateWindowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3595,7 +3698,7 @@ type UpdateWindowRequest struct {
 
 func (x *UpdateWindowRequest) Reset() {
 	*x = UpdateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3607,7 +3710,7 @@ func (x *UpdateWindowRequest) String() string {
 func (*UpdateWindowRequest) ProtoMessage() {}
 
 func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3620,7 +3723,7 @@ func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *UpdateWindowRequest) GetWindowId() string {
@@ -3648,7 +3751,7 @@ type UpdateWindowResponse struct {
 
 func (x *UpdateWindowResponse) Reset() {
 	*x = UpdateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3660,7 +3763,7 @@ func (x *UpdateWindowResponse) String() string {
 func (*UpdateWindowResponse) ProtoMessage() {}
 
 func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3673,7 +3776,7 @@ func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowResponse.ProtoReflect.Descriptor instead.
 func (*UpdateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpdateWindowResponse) GetWindow() *Window {
@@ -3697,7 +3800,7 @@ type SendKeysRequest struct {
 
 func (x *SendKeysRequest) Reset() {
 	*x = SendKeysRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3812,7 @@ func (x *SendKeysRequest) String() string {
 func (*SendKeysRequest) ProtoMessage() {}
 
 func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +3825,7 @@ func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
 func (*SendKeysRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SendKeysRequest) GetTerminalId() string {
@@ -3750,7 +3853,7 @@ type SendKeysResponse struct {
 
 func (x *SendKeysResponse) Reset() {
 	*x = SendKeysResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3762,7 +3865,7 @@ func (x *SendKeysResponse) String() string {
 func (*SendKeysResponse) ProtoMessage() {}
 
 func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3775,7 +3878,7 @@ func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
 func (*SendKeysResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SendKeysResponse) GetTerminal() *Terminal {
@@ -4060,7 +4163,12 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x06inside\x18\x01 \x01(\bR\x06inside\x12\x15\n" +
 	"\x06tab_id\x18\x02 \x01(\tR\x05tabId\x12\x1d\n" +
 	"\n" +
-	"start_time\x18\x03 \x01(\x04R\tstartTime\"]\n" +
+	"start_time\x18\x03 \x01(\x04R\tstartTime\":\n" +
+	"\x16DescribeSandboxRequest\x12 \n" +
+	"\x06tab_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05tabId\"M\n" +
+	"\x17DescribeSandboxResponse\x12\x1c\n" +
+	"\tsandboxed\x18\x01 \x01(\bR\tsandboxed\x12\x14\n" +
+	"\x05flags\x18\x02 \x03(\tR\x05flags\"]\n" +
 	"\x13UpdateWindowRequest\x12&\n" +
 	"\twindow_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bwindowId\x12\x1e\n" +
 	"\x04name\x18\x02 \x01(\tB\n" +
@@ -4078,7 +4186,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x91\x14\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xff\x14\n" +
 	"\x0fTerminalService\x12\x93\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xa6\x01\n" +
@@ -4099,7 +4207,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
 	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
 	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12f\n" +
-	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12z\n" +
+	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12l\n" +
+	"\x0fDescribeSandbox\x12+.phantom.terminal.v1.DescribeSandboxRequest\x1a,.phantom.terminal.v1.DescribeSandboxResponse\x12z\n" +
 	"\n" +
 	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x1b\xc2\xf3\x18\x17\n" +
 	"\vlist_groups\x10\x01 \x018\x01B\x02\b\x01\x12z\n" +
@@ -4129,7 +4238,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
 	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
@@ -4183,10 +4292,12 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*SetAgentStateResponse)(nil),    // 49: phantom.terminal.v1.SetAgentStateResponse
 	(*LocateProcessRequest)(nil),     // 50: phantom.terminal.v1.LocateProcessRequest
 	(*LocateProcessResponse)(nil),    // 51: phantom.terminal.v1.LocateProcessResponse
-	(*UpdateWindowRequest)(nil),      // 52: phantom.terminal.v1.UpdateWindowRequest
-	(*UpdateWindowResponse)(nil),     // 53: phantom.terminal.v1.UpdateWindowResponse
-	(*SendKeysRequest)(nil),          // 54: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),         // 55: phantom.terminal.v1.SendKeysResponse
+	(*DescribeSandboxRequest)(nil),   // 52: phantom.terminal.v1.DescribeSandboxRequest
+	(*DescribeSandboxResponse)(nil),  // 53: phantom.terminal.v1.DescribeSandboxResponse
+	(*UpdateWindowRequest)(nil),      // 54: phantom.terminal.v1.UpdateWindowRequest
+	(*UpdateWindowResponse)(nil),     // 55: phantom.terminal.v1.UpdateWindowResponse
+	(*SendKeysRequest)(nil),          // 56: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),         // 57: phantom.terminal.v1.SendKeysResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	3,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -4232,38 +4343,40 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	42, // 40: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
 	48, // 41: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
 	50, // 42: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	28, // 43: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	30, // 44: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	32, // 45: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	34, // 46: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	36, // 47: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	38, // 48: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	40, // 49: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	52, // 50: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	54, // 51: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	11, // 52: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	13, // 53: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	15, // 54: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	17, // 55: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	19, // 56: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	21, // 57: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	23, // 58: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	25, // 59: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	27, // 60: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	46, // 61: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	49, // 62: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	51, // 63: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	29, // 64: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	31, // 65: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	33, // 66: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	35, // 67: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	37, // 68: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	39, // 69: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	41, // 70: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	53, // 71: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	55, // 72: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	52, // [52:73] is the sub-list for method output_type
-	31, // [31:52] is the sub-list for method input_type
+	52, // 43: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	28, // 44: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	30, // 45: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	32, // 46: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	34, // 47: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	36, // 48: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	38, // 49: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	40, // 50: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	54, // 51: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	56, // 52: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	11, // 53: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	13, // 54: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	15, // 55: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	17, // 56: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	19, // 57: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	21, // 58: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	23, // 59: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	25, // 60: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	27, // 61: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	46, // 62: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	49, // 63: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	51, // 64: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	53, // 65: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	29, // 66: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	31, // 67: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	33, // 68: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	35, // 69: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	37, // 70: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	39, // 71: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	41, // 72: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	55, // 73: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	57, // 74: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	53, // [53:75] is the sub-list for method output_type
+	31, // [31:53] is the sub-list for method input_type
 	31, // [31:31] is the sub-list for extension type_name
 	31, // [31:31] is the sub-list for extension extendee
 	0,  // [0:31] is the sub-list for field type_name
@@ -4295,7 +4408,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

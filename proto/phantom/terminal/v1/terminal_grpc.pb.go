@@ -31,6 +31,7 @@ const (
 	TerminalService_Attach_FullMethodName          = "/phantom.terminal.v1.TerminalService/Attach"
 	TerminalService_SetAgentState_FullMethodName   = "/phantom.terminal.v1.TerminalService/SetAgentState"
 	TerminalService_LocateProcess_FullMethodName   = "/phantom.terminal.v1.TerminalService/LocateProcess"
+	TerminalService_DescribeSandbox_FullMethodName = "/phantom.terminal.v1.TerminalService/DescribeSandbox"
 	TerminalService_ListGroups_FullMethodName      = "/phantom.terminal.v1.TerminalService/ListGroups"
 	TerminalService_CreateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/CreateGroup"
 	TerminalService_UpdateGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/UpdateGroup"
@@ -110,6 +111,11 @@ type TerminalServiceClient interface {
 	// process started in a tab stays its descendant), never from files.
 	// Refused to callers inside Phantom.
 	LocateProcess(ctx context.Context, in *LocateProcessRequest, opts ...grpc.CallOption) (*LocateProcessResponse, error)
+	// Says how a tab's programs are sandboxed, so that what a daemon starts
+	// for a call from that tab (git and its hooks for gitd, a language
+	// server for lspd) runs in a sandbox at least as tight. Refused to
+	// callers inside Phantom.
+	DescribeSandbox(ctx context.Context, in *DescribeSandboxRequest, opts ...grpc.CallOption) (*DescribeSandboxResponse, error)
 	// Lists the tab groups.
 	ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -277,6 +283,16 @@ func (c *terminalServiceClient) LocateProcess(ctx context.Context, in *LocatePro
 	return out, nil
 }
 
+func (c *terminalServiceClient) DescribeSandbox(ctx context.Context, in *DescribeSandboxRequest, opts ...grpc.CallOption) (*DescribeSandboxResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DescribeSandboxResponse)
+	err := c.cc.Invoke(ctx, TerminalService_DescribeSandbox_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListGroupsResponse)
@@ -435,6 +451,11 @@ type TerminalServiceServer interface {
 	// process started in a tab stays its descendant), never from files.
 	// Refused to callers inside Phantom.
 	LocateProcess(context.Context, *LocateProcessRequest) (*LocateProcessResponse, error)
+	// Says how a tab's programs are sandboxed, so that what a daemon starts
+	// for a call from that tab (git and its hooks for gitd, a language
+	// server for lspd) runs in a sandbox at least as tight. Refused to
+	// callers inside Phantom.
+	DescribeSandbox(context.Context, *DescribeSandboxRequest) (*DescribeSandboxResponse, error)
 	// Lists the tab groups.
 	ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error)
 	// Creates a tab group.
@@ -505,6 +526,9 @@ func (UnimplementedTerminalServiceServer) SetAgentState(context.Context, *SetAge
 }
 func (UnimplementedTerminalServiceServer) LocateProcess(context.Context, *LocateProcessRequest) (*LocateProcessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LocateProcess not implemented")
+}
+func (UnimplementedTerminalServiceServer) DescribeSandbox(context.Context, *DescribeSandboxRequest) (*DescribeSandboxResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeSandbox not implemented")
 }
 func (UnimplementedTerminalServiceServer) ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGroups not implemented")
@@ -752,6 +776,24 @@ func _TerminalService_LocateProcess_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_DescribeSandbox_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeSandboxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).DescribeSandbox(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_DescribeSandbox_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).DescribeSandbox(ctx, req.(*DescribeSandboxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_ListGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListGroupsRequest)
 	if err := dec(in); err != nil {
@@ -960,6 +1002,10 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "LocateProcess",
 			Handler:    _TerminalService_LocateProcess_Handler,
+		},
+		{
+			MethodName: "DescribeSandbox",
+			Handler:    _TerminalService_DescribeSandbox_Handler,
 		},
 		{
 			MethodName: "ListGroups",

@@ -1,4 +1,4 @@
-// Package reaper makes terminald a child subreaper and reaps the orphans
+// Package reaper makes a daemon (terminald, gitd, lspd) a child subreaper and reaps the orphans
 // that re-parent to it.
 //
 // Why a subreaper: Phantom decides who is inside it from the kernel's
@@ -62,8 +62,11 @@ func New() (*Reaper, error) {
 }
 
 // Start starts cmd as a child the reaper leaves alone: its owner waits for
-// it, then calls Done.
+// it, then calls Done. A nil Reaper (a test without one) only starts it.
 func (r *Reaper) Start(cmd *exec.Cmd) error {
+	if r == nil {
+		return cmd.Start()
+	}
 	// Held across fork and record: a child that exits at once is not
 	// mistaken for an orphan by a sweep in between.
 	r.mu.Lock()
@@ -78,9 +81,22 @@ func (r *Reaper) Start(cmd *exec.Cmd) error {
 // Done forgets a child started with Start once its owner has waited for
 // it; its pid may be reused by an orphan later.
 func (r *Reaper) Done(pid int) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	delete(r.own, pid)
 	r.mu.Unlock()
+}
+
+// Run is exec.Cmd.Run for a subreaper: it starts cmd through r, waits
+// for it, and then forgets it.
+func (r *Reaper) Run(cmd *exec.Cmd) error {
+	if err := r.Start(cmd); err != nil {
+		return err
+	}
+	defer r.Done(cmd.Process.Pid) // after Wait: the pid is free only then
+	return cmd.Wait()
 }
 
 func (r *Reaper) loop() {
