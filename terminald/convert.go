@@ -31,6 +31,8 @@ func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 		NameSetByAgent:  t.NameSetByAgent,
 		Sandboxed:       t.Sandboxed,
 		Editor:          t.Editor,
+
+		UnsandboxedAgent: t.UnsandboxedAgent,
 	}
 	if t.ForegroundPID > 0 {
 		out.ForegroundProcess = &terminalv1.Process{Name: t.ForegroundName, Pid: int32(t.ForegroundPID)}

@@ -147,12 +147,19 @@ func tabState(t *terminalv1.Terminal) string {
 	}
 }
 
+// agentState is the AGENT column: the agent client and what it does, and
+// a warning when it runs outside any sandbox.
 func agentState(t *terminalv1.Terminal) string {
-	if t.GetAgentState() == terminalv1.AgentState_AGENT_STATE_UNSPECIFIED {
-		return "-"
+	s := "-"
+	if t.GetAgentState() != terminalv1.AgentState_AGENT_STATE_UNSPECIFIED {
+		s = t.GetAgentClient() + ":" + strings.ToLower(strings.TrimPrefix(t.GetAgentState().String(), "AGENT_STATE_"))
+	} else if t.GetUnsandboxedAgent() {
+		s = t.GetForegroundProcess().GetName()
 	}
-	s := strings.ToLower(strings.TrimPrefix(t.GetAgentState().String(), "AGENT_STATE_"))
-	return t.GetAgentClient() + ":" + s
+	if t.GetUnsandboxedAgent() {
+		s += " UNSANDBOXED"
+	}
+	return s
 }
 
 func ports(ps []uint32) string {

@@ -171,6 +171,30 @@ func (c Config) check() error {
 	return c.Status.check()
 }
 
+// IsAgentProgram reports whether a process named name (its command name,
+// as /proc/PID/comm gives it: at most 15 bytes) runs one of the configured
+// agents: the base name of an agent's program, or the agent's own name
+// (node-based CLIs such as Claude Code set their process title to it).
+func (c *Config) IsAgentProgram(name string) bool {
+	if c == nil || name == "" {
+		return false
+	}
+	for agent, argv := range c.Agents {
+		if len(argv) == 0 {
+			continue
+		}
+		for _, n := range []string{agent, filepath.Base(argv[0])} {
+			if n == name || len(n) > maxComm && n[:maxComm] == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxComm is the longest command name the kernel keeps (TASK_COMM_LEN-1).
+const maxComm = 15
+
 // AgentNames lists the configured agent names, sorted.
 func (c Config) AgentNames() []string {
 	names := make([]string, 0, len(c.Agents))

@@ -193,3 +193,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestIsAgentProgram(t *testing.T) {
+	c := &Config{Agents: map[string][]string{
+		"claude":   {"claude"},
+		"local":    {"/opt/bin/my-agent", "--fast"},
+		"verylong": {"/usr/bin/an-agent-with-a-long-name"},
+	}}
+	for _, tt := range []struct {
+		comm string
+		want bool
+	}{
+		{"claude", true},
+		{"my-agent", true},
+		{"local", true},           // the agent's own name, as a process title
+		{"an-agent-with-a", true}, // the kernel keeps 15 bytes of a name
+		{"an-agent", false},
+		{"bash", false},
+		{"", false},
+	} {
+		if got := c.IsAgentProgram(tt.comm); got != tt.want {
+			t.Errorf("IsAgentProgram(%q) = %v, want %v", tt.comm, got, tt.want)
+		}
+	}
+	if (*Config)(nil).IsAgentProgram("claude") {
+		t.Error("a nil config knows no agents")
+	}
+}

@@ -130,6 +130,7 @@ func TestStatusLine(t *testing.T) {
 			{ID: "t3", Title: "claude", GroupID: "g1", Icon: "🤖", AgentState: workspace.AgentWorking, Idle: true},
 			{ID: "t4", Title: "gone", Exited: true, ExitCode: 2},
 			{ID: "t5", Title: "editor", Editor: true},
+			{ID: "t6", Title: "codex", Idle: true, AgentState: workspace.AgentIdle, UnsandboxedAgent: true},
 		},
 		Groups:  map[string]workspace.Group{"g1": {ID: "g1", Name: "api", Color: "purple"}},
 		Focused: "t2",
@@ -143,7 +144,7 @@ func TestStatusLine(t *testing.T) {
 	}
 	cells := StatusLine(si, 100)
 	got := text(cells)
-	for _, want := range []string{"1:bash ", "api", "2:server* " + markBusy + " :3000+", "3:🤖 claude " + markAgent, "4:gone " + markExited + "2", "5:editor " + markBusy + " " + markEditor, "main"} {
+	for _, want := range []string{"1:bash ", "api", "2:server* " + markBusy + " :3000+", "3:🤖 claude " + markAgent, "4:gone " + markExited + "2", "5:editor " + markBusy + " " + markEditor, "6:codex " + markAgentIdl + " " + markOpen, "main"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status line %q lacks %q", got, want)
 		}

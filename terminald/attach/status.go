@@ -48,6 +48,7 @@ const (
 	markAgentIdl = "◇" // an agent is connected, waiting for its next call
 	markAgentAsk = "!" // an agent waits for a permission sheet
 	markEditor   = "✎" // the window's editor, which agents drive
+	markOpen     = "⚠" // an agent runs in a tab that is not sandboxed
 	maxTitle     = 24  // a longer title is cut with …
 )
 
@@ -299,6 +300,9 @@ func stateMarks(t workspace.Terminal) string {
 		s += " " + markAgent
 	case workspace.AgentWaitingForPermission:
 		s += " " + markAgentAsk
+	}
+	if t.UnsandboxedAgent {
+		s += " " + markOpen
 	}
 	if len(t.DevServerPorts) > 0 {
 		s += " :" + strconv.Itoa(int(t.DevServerPorts[0]))

@@ -47,6 +47,10 @@ type Terminal struct {
 	Sandboxed bool
 	// Editor is true when the tab runs its window's editor (editord).
 	Editor bool
+	// UnsandboxedAgent is true when an agent runs in the tab (its MCP
+	// client connected from it, or its foreground program is a configured
+	// agent's) and the tab is not sandboxed.
+	UnsandboxedAgent bool
 }
 
 // equal reports whether a and b show the same.
@@ -65,7 +69,7 @@ func (a Terminal) Equal(b Terminal) bool {
 		a.AgentState == b.AgentState && a.AgentClient == b.AgentClient && a.Color == b.Color && a.Icon == b.Icon &&
 		a.Exited == b.Exited && a.ExitCode == b.ExitCode && a.Cols == b.Cols && a.Rows == b.Rows &&
 		a.GroupSetByAgent == b.GroupSetByAgent && a.NameSetByAgent == b.NameSetByAgent &&
-		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor
+		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor && a.UnsandboxedAgent == b.UnsandboxedAgent
 }
 
 // infoLocked is e as callers see it, from e's status snapshot
@@ -93,8 +97,9 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		Color: e.color, Icon: e.icon, Exited: st.exited, ExitCode: st.exitCode,
 		Cols: st.cols, Rows: st.rows,
 		GroupSetByAgent: e.groupByAgent, NameSetByAgent: e.nameByAgent,
-		Sandboxed: e.sandboxed,
-		Editor:    w.isEditor(e.windowID, st.listen),
+		Sandboxed:        e.sandboxed,
+		Editor:           w.isEditor(e.windowID, st.listen),
+		UnsandboxedAgent: !e.sandboxed && (e.agentClient != "" || w.config.Load().IsAgentProgram(st.fgName)),
 	}
 }
 

@@ -313,9 +313,16 @@ type Terminal struct {
 	// finished; its output is not included (read_output with last_command
 	// reads it). Absent when the shell has no integration or has not
 	// finished a command yet.
-	LastCommand   *CommandResult `protobuf:"bytes,24,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastCommand *CommandResult `protobuf:"bytes,24,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
+	// True when an agent runs in this tab but the tab is not sandboxed: the
+	// human started it in a plain shell (`claude` typed at the prompt), so
+	// it can do whatever the human can, and Phantom's walls do not hold for
+	// it. An agent is seen by its MCP client connecting from the tab or by
+	// its foreground program being a configured agent's. `phantom new
+	// --agent NAME` (or `--sandbox -- PROGRAM`) runs one sandboxed.
+	UnsandboxedAgent bool `protobuf:"varint,25,opt,name=unsandboxed_agent,json=unsandboxedAgent,proto3" json:"unsandboxed_agent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Terminal) Reset() {
@@ -514,6 +521,13 @@ func (x *Terminal) GetLastCommand() *CommandResult {
 		return x.LastCommand
 	}
 	return nil
+}
+
+func (x *Terminal) GetUnsandboxedAgent() bool {
+	if x != nil {
+		return x.UnsandboxedAgent
+	}
+	return false
 }
 
 // CommandResult is one command a tab's shell ran, as shell integration
@@ -3895,7 +3909,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x9c\x06\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xc9\x06\n" +
 	"\bTerminal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -3922,7 +3936,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x12group_set_by_agent\x18\x15 \x01(\bR\x0fgroupSetByAgent\x12)\n" +
 	"\x11name_set_by_agent\x18\x16 \x01(\bR\x0enameSetByAgent\x12\x16\n" +
 	"\x06editor\x18\x17 \x01(\bR\x06editor\x12E\n" +
-	"\flast_command\x18\x18 \x01(\v2\".phantom.terminal.v1.CommandResultR\vlastCommand\"\x8b\x03\n" +
+	"\flast_command\x18\x18 \x01(\v2\".phantom.terminal.v1.CommandResultR\vlastCommand\x12+\n" +
+	"\x11unsandboxed_agent\x18\x19 \x01(\bR\x10unsandboxedAgent\"\x8b\x03\n" +
 	"\rCommandResult\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12 \n" +
 	"\texit_code\x18\x02 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x1d\n" +
