@@ -131,7 +131,7 @@ func TestDeputyGitPlantedCode(t *testing.T) {
 		map[string]any{"op": "call", "tool": "add_worktree", "args": map[string]any{"branch": "feature/tab", "open_terminal": true}}, // 2
 	)
 	for i, tool := range []string{"list_worktrees", "add_worktree", "add_worktree"} {
-		if f := failure(t, answerOnce(t, env, run.read, i, a.tab, tool)); f != "" {
+		if f := failure(t, answerOnce(t, env, run.read, i, a.tab, tool, i == 0)); f != "" {
 			t.Errorf("step %d, %s, answered once, failed: %s", i, tool, f)
 		}
 	}
@@ -187,11 +187,11 @@ func TestDeputyGitPlantedCode(t *testing.T) {
 
 // answerOnce answers, as the human, every sheet step i of an agent run
 // raises from tab for tool with --once, until the step ends, and returns
-// its outcome. The first step must ask: a call decided without the human
-// would prove nothing about sheets answered once.
-func answerOnce(t *testing.T, env *testenv.Env, read func() []agentLine, i int, tab, tool string) agentLine {
+// its outcome. With mustAsk the step must raise a sheet first: a call
+// decided without the human would prove nothing about answers given once.
+func answerOnce(t *testing.T, env *testenv.Env, read func() []agentLine, i int, tab, tool string, mustAsk bool) agentLine {
 	t.Helper()
-	if i == 0 {
+	if mustAsk {
 		s := agentAsksHuman(t, env, read, i, tab, tool, "planted git code")
 		mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--once")
 	}
@@ -212,4 +212,43 @@ func answerOnce(t *testing.T, env *testenv.Env, read func() []agentLine, i int, 
 		return false, fmt.Sprint(read())
 	})
 	return out
+}
+
+// TestDeputyEditorTab: the editor editord opens for open_file from a
+// sandboxed agent runs Neovim in the agent's sandbox, in a tab marked as
+// the agent's; whatever the call answers, no editor tab outside the
+// sandbox was opened for it.
+func TestDeputyEditorTab(t *testing.T) {
+	if _, err := exec.LookPath("nvim"); err != nil {
+		t.Skip("no nvim")
+	}
+	env, _ := deputyUp(t)
+	work := filepath.Join(env.Home, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := newAttacker(t, env, "deputy-editor", "--sandbox", "--dir", work)
+	if tb := tabByID(tabs(t, env), a.tab); tb["sandboxed"] != true {
+		t.Skipf("the attacker's tab is not sandboxed on this kernel: %v", tb)
+	}
+	run := a.agent("deputy-editor", map[string]any{"op": "call", "tool": "open_file", "args": map[string]any{"path": "a.txt"}})
+	l := answerOnce(t, env, run.read, 0, a.tab, "open_file", false)
+	t.Logf("open_file from a sandboxed tab: %s", failure(t, l))
+	var editors []map[string]any
+	for _, tb := range tabs(t, env) {
+		if tb["id"] != a.tab && tb["name"] == "editor" {
+			editors = append(editors, tb)
+		}
+	}
+	if len(editors) == 0 {
+		t.Fatalf("open_file opened no editor tab; tabs: %v", tabs(t, env))
+	}
+	for _, tb := range editors {
+		if tb["sandboxed"] != true || tb["name_set_by_agent"] != true {
+			t.Errorf("editor tab opened for a sandboxed agent = %v, want sandboxed and named by the agent", tb)
+		}
+	}
 }
