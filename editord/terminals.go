@@ -7,6 +7,7 @@ import (
 	"github.com/phantom-dev/phantom/editord/editor"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/guard"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
@@ -58,6 +59,11 @@ func (t terminals) Launch(ctx context.Context, window, dir string, argv []string
 	c, err := t.Get()
 	if err != nil {
 		return "", err
+	}
+	// The editor opened for an agent is the agent's: terminald runs
+	// Neovim in the agent's sandbox and marks the tab as the agent's.
+	if caller, ok := guard.CallerFrom(ctx); ok {
+		ctx = guard.ForAgentCaller(ctx, caller)
 	}
 	resp, err := c.CreateTerminal(ctx, &terminalv1.CreateTerminalRequest{
 		WindowId: window, Directory: dir, Name: "editor", Command: argv,

@@ -73,7 +73,9 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage, 
 	b.ready(ctx)
 	// The daemon learns the call is an agent's: what an agent changes (a
 	// tab's group, its name) is marked as the agent's, never the human's.
-	ctx = guard.ForAgent(ctx, c.peer.tabID())
+	agent := c.peer.caller
+	agent.ForAgent = true
+	ctx = guard.ForAgentCaller(ctx, agent)
 	var j, text []byte
 	if t.wire != nil {
 		// An answer with lists is encoded from its wire form, each list

@@ -14,6 +14,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/paths"
 	"github.com/phantom-dev/phantom/internal/reaper"
 	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 // Run serves gitd on addr until ctx is done.
@@ -44,7 +45,8 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	defer g.Close()
-	srv, err := NewServer(m, logger, g.ServerOptions()...)
+	svc := NewSandboxingService(m, tabs.Sandbox, sandbox.SelfLauncher())
+	srv, err := newServer(svc, logger, g.ServerOptions()...)
 	if err != nil {
 		return err
 	}
@@ -56,12 +58,18 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 }
 
 // NewServer builds gitd's gRPC server over m with the shared daemon chain
-// and any extra server options (the guard).
+// and any extra server options (the guard), running git unconfined (for
+// tests; Run sandboxes the git of sandboxed callers).
 func NewServer(m *worktree.Manager, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
+	return newServer(NewService(m), logger, opts...)
+}
+
+// newServer builds gitd's gRPC server serving svc.
+func newServer(svc *Service, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
 	srv, err := daemon.New("gitd", logger, opts...)
 	if err != nil {
 		return nil, err
 	}
-	gitv1.RegisterGitServiceServer(srv.GRPC, NewService(m))
+	gitv1.RegisterGitServiceServer(srv.GRPC, svc)
 	return srv, nil
 }

@@ -15,13 +15,28 @@ import (
 type Service struct {
 	gitv1.UnimplementedGitServiceServer
 	m *worktree.Manager
+	// describe and launcher sandbox the git of sandboxed callers
+	// (sandbox.go); without describe git runs unconfined.
+	describe tabSandbox
+	launcher string
 }
 
-// NewService serves m.
+// NewService serves m, running git unconfined: for tests of the adapter.
 func NewService(m *worktree.Manager) *Service { return &Service{m: m} }
+
+// NewSandboxingService serves m, running the git of each call in its
+// caller's sandbox (sandbox.go): describe tells a tab's rules, launcher is
+// the sandbox launcher.
+func NewSandboxingService(m *worktree.Manager, describe tabSandbox, launcher string) *Service {
+	return &Service{m: m, describe: describe, launcher: launcher}
+}
 
 // ListWorktrees lists a repository's worktrees.
 func (s *Service) ListWorktrees(ctx context.Context, r *gitv1.ListWorktreesRequest) (*gitv1.ListWorktreesResponse, error) {
+	ctx, err := s.confine(ctx)
+	if err != nil {
+		return nil, err
+	}
 	l, err := s.m.List(ctx, r.GetRepository(), r.GetCallerDirectory())
 	if err != nil {
 		return nil, err
@@ -34,6 +49,10 @@ func (s *Service) ListWorktrees(ctx context.Context, r *gitv1.ListWorktreesReque
 
 // AddWorktree adds a worktree.
 func (s *Service) AddWorktree(ctx context.Context, r *gitv1.AddWorktreeRequest) (*gitv1.AddWorktreeResponse, error) {
+	ctx, err := s.confine(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a, err := s.m.Add(ctx, worktree.AddSpec{
 		Repository: r.GetRepository(), CallerDir: r.GetCallerDirectory(),
 		Branch: r.GetBranch(), Base: r.GetBase(), Path: r.GetPath(),
@@ -49,6 +68,10 @@ func (s *Service) AddWorktree(ctx context.Context, r *gitv1.AddWorktreeRequest) 
 
 // RemoveWorktree removes a worktree.
 func (s *Service) RemoveWorktree(ctx context.Context, r *gitv1.RemoveWorktreeRequest) (*gitv1.RemoveWorktreeResponse, error) {
+	ctx, err := s.confine(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rm, err := s.m.Remove(ctx, worktree.RemoveSpec{
 		Repository: r.GetRepository(), CallerDir: r.GetCallerDirectory(),
 		Path: r.GetPath(), Force: r.GetForce(), DeleteBranch: r.GetDeleteBranch(),
@@ -63,6 +86,10 @@ func (s *Service) RemoveWorktree(ctx context.Context, r *gitv1.RemoveWorktreeReq
 
 // TidyWorktrees reports what needs tidying and runs the actions asked for.
 func (s *Service) TidyWorktrees(ctx context.Context, r *gitv1.TidyWorktreesRequest) (*gitv1.TidyWorktreesResponse, error) {
+	ctx, err := s.confine(ctx)
+	if err != nil {
+		return nil, err
+	}
 	t, err := s.m.Tidy(ctx, worktree.TidySpec{
 		Repository: r.GetRepository(), CallerDir: r.GetCallerDirectory(),
 		Actions: fromActions(r.GetActions()), DryRun: r.GetDryRun(), Force: r.GetForce(),

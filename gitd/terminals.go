@@ -6,7 +6,9 @@ import (
 
 	"github.com/phantom-dev/phantom/gitd/worktree"
 	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/guard"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 // terminals is worktree.Tabs over terminald's gRPC API, dialled on first
@@ -44,6 +46,11 @@ func (t terminals) Open(ctx context.Context, s worktree.TabSpec) (string, error)
 	if err != nil {
 		return "", err
 	}
+	// A tab opened for an agent is the agent's: terminald sandboxes it as
+	// the agent's tab is and marks its name and group as the agent's.
+	if caller, ok := guard.CallerFrom(ctx); ok {
+		ctx = guard.ForAgentCaller(ctx, caller)
+	}
 	resp, err := c.CreateTerminal(ctx, &terminalv1.CreateTerminalRequest{
 		Worktree: s.Worktree, GroupId: s.GroupID, WindowId: s.WindowID, Name: s.Name,
 	})
@@ -51,4 +58,25 @@ func (t terminals) Open(ctx context.Context, s worktree.TabSpec) (string, error)
 		return "", fmt.Errorf("open a tab at %s: %w", t.Addr(), err)
 	}
 	return resp.GetTerminal().GetId(), nil
+}
+
+// Sandbox tells how tab's programs are confined, from terminald: the
+// rules git must run under for a call from that tab.
+func (t terminals) Sandbox(ctx context.Context, tab string) (sandbox.Rules, bool, error) {
+	c, err := t.Get()
+	if err != nil {
+		return sandbox.Rules{}, false, err
+	}
+	resp, err := c.DescribeSandbox(ctx, &terminalv1.DescribeSandboxRequest{TabId: tab})
+	if err != nil {
+		return sandbox.Rules{}, false, fmt.Errorf("describe the sandbox of tab %s at %s: %w", tab, t.Addr(), err)
+	}
+	if !resp.GetSandboxed() {
+		return sandbox.Rules{}, false, nil
+	}
+	r, err := sandbox.ParseFlags(resp.GetFlags())
+	if err != nil {
+		return sandbox.Rules{}, false, fmt.Errorf("the sandbox of tab %s, as terminald at %s describes it: %w", tab, t.Addr(), err)
+	}
+	return r, true, nil
 }

@@ -97,15 +97,16 @@ func forAgent(ctx context.Context) bool {
 // callerSandboxed reports whether the call in ctx comes from a sandboxed
 // place, so that a tab it opens is sandboxed too and typing into that tab
 // (run_command) does not escape the sandbox: an agent whose tab is
-// sandboxed (directly or through the gateway), or a process inside Phantom
-// that left its tab, whose tab nobody can tell any more.
+// sandboxed (directly, through the gateway, or through gitd or editord
+// opening a tab for it), or an agent inside Phantom that left its tab,
+// whose tab nobody can tell any more.
 func (s *Service) callerSandboxed(ctx context.Context) bool {
 	c, _ := guard.CallerFrom(ctx)
 	if !c.ForAgent {
 		return false
 	}
 	if c.TabID == "" {
-		return c.Inside
+		return c.Inside || c.LeftTab
 	}
 	t, err := s.ws.Get(c.TabID)
 	return err == nil && t.Sandboxed

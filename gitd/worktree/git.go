@@ -81,11 +81,12 @@ func contains(list []string, s string) bool {
 // gitError is a failed git command: its arguments, exit status and what it
 // wrote to stderr.
 type gitError struct {
-	dir    string
-	args   []string
-	code   int
-	stderr string
-	err    error
+	dir      string
+	args     []string
+	confined bool // run in the caller's sandbox
+	code     int
+	stderr   string
+	err      error
 }
 
 func (e *gitError) Error() string {
@@ -93,7 +94,11 @@ func (e *gitError) Error() string {
 	if msg == "" && e.err != nil {
 		msg = e.err.Error()
 	}
-	return fmt.Sprintf("git %s (in %s): %s", strings.Join(e.args, " "), e.dir, msg)
+	where := e.dir
+	if e.confined {
+		where += ", in the caller's sandbox"
+	}
+	return fmt.Sprintf("git %s (in %s): %s", strings.Join(e.args, " "), where, msg)
 }
 
 func (e *gitError) Unwrap() error { return e.err }
@@ -105,7 +110,9 @@ func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 		ctx, cancel = context.WithTimeout(ctx, gitTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, g.bin, args...)
+	conf := confinementOf(ctx)
+	argv := conf.argv(g.bin, args)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = g.env
 	cmd.WaitDelay = 5 * time.Second
@@ -116,7 +123,7 @@ func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git %s (in %s): %w", strings.Join(args, " "), dir, ctx.Err())
 		}
-		ge := &gitError{dir: dir, args: args, code: -1, stderr: stderr.String(), err: err}
+		ge := &gitError{dir: dir, args: args, confined: conf.Confined(), code: -1, stderr: stderr.String(), err: err}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			ge.code = ee.ExitCode()

@@ -116,7 +116,22 @@ func (m *Manager) Add(ctx context.Context, s AddSpec) (Added, error) {
 	} else {
 		args = append(args, "-b", s.Branch, "--", dest, s.Base)
 	}
-	if _, err := m.git.run(ctx, r.main, args...); err != nil {
+	// A sandboxed git may write the new worktree, which must exist for
+	// the sandbox to name it: git fills an empty directory.
+	confined := confinementOf(ctx).Confined()
+	if confined {
+		if err := os.Mkdir(dest, 0o755); err != nil {
+			return Added{}, fmt.Errorf("create worktree directory %s: %w", dest, err)
+		}
+	}
+	gctx, err := grant(ctx, r, dest)
+	if err == nil {
+		_, err = m.git.run(gctx, r.main, args...)
+	}
+	if err != nil {
+		if confined {
+			os.Remove(dest) // only while still empty
+		}
 		return Added{}, failed(ctx, fmt.Sprintf("add worktree %s for branch %q", dest, s.Branch), err)
 	}
 	if err := m.load(ctx, r); err != nil {
@@ -212,6 +227,11 @@ func (m *Manager) Remove(ctx context.Context, s RemoveSpec) (Removed, error) {
 		}
 	}
 	args = append(args, "--", e.Path)
+	// Removing a directory takes writing its parent.
+	ctx, err = grant(ctx, r, filepath.Dir(e.Path))
+	if err != nil {
+		return Removed{}, err
+	}
 	if _, err := m.git.run(ctx, r.main, args...); err != nil {
 		return Removed{}, failed(ctx, "remove worktree "+e.Path, err)
 	}

@@ -143,7 +143,11 @@ func (m *Manager) Tidy(ctx context.Context, s TidySpec) (Tidied, error) {
 				return Tidied{}, fmt.Errorf("create worktree folder %s: %w", r.folder, err)
 			}
 		}
-		if _, err := m.git.run(ctx, r.main, steps[i].args...); err != nil {
+		sctx, err := grant(ctx, r, r.folder, filepath.Dir(a.Path), filepath.Dir(a.NewPath), a.Path)
+		if err == nil {
+			_, err = m.git.run(sctx, r.main, steps[i].args...)
+		}
+		if err != nil {
 			done := make([]string, i)
 			for j := range i {
 				done[j] = steps[j].outcome

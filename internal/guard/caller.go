@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"google.golang.org/grpc/metadata"
 
@@ -19,6 +21,10 @@ const (
 	MDForAgent = "phantom-for-agent"
 	// MDAgentTab names the agent's verified tab ("" when it runs in none).
 	MDAgentTab = "phantom-agent-tab"
+	// MDAgentLeftTab, "1", says the agent runs inside Phantom but in no
+	// tab (it left its tab's tree): it gets the tightest sandbox, where an
+	// agent outside Phantom gets none.
+	MDAgentLeftTab = "phantom-agent-left-tab"
 )
 
 // Caller is who makes a call, as the guard established it.
@@ -35,6 +41,10 @@ type Caller struct {
 	// ForAgent is true when the call is an agent's: from inside Phantom,
 	// or made for an agent by the gateway.
 	ForAgent bool
+	// LeftTab is true when the caller, or the agent a call is made for,
+	// runs inside Phantom but in no tab: it double-forked out of its
+	// tab's tree, so nobody can tell which tab's sandbox it had.
+	LeftTab bool
 	// Peer is the identity in the verified client certificate of a caller
 	// that came over TCP with mutual TLS ("gateway", "human", …); "" over
 	// a Unix socket.
@@ -82,6 +92,7 @@ func Locate(ctx context.Context, pid int, locate func(int) (lineage.Place, error
 			return Caller{}, fmt.Errorf("cannot tell which tab process %d runs in: %w", pid, err)
 		}
 		caller.TabID = tab
+		caller.LeftTab = tab == ""
 	}
 	return caller, nil
 }
@@ -119,12 +130,15 @@ func callerOf(ctx context.Context) (Caller, error) {
 	if !c.Inside {
 		md, _ := metadata.FromIncomingContext(ctx)
 		if v := md.Get(MDForAgent); len(v) == 1 && v[0] == "1" {
-			if tlsPeer && c.Peer != actsForAgents {
-				return Caller{}, fmt.Errorf("the certificate of %q may not make calls for an agent; only the gateway's may", c.Peer)
+			if tlsPeer && !slices.Contains(actsForAgents, c.Peer) {
+				return Caller{}, fmt.Errorf("the certificate of %q may not make calls for an agent; only those of %s may", c.Peer, strings.Join(actsForAgents, ", "))
 			}
 			c.ForAgent = true
 			if t := md.Get(MDAgentTab); len(t) == 1 {
 				c.TabID = t[0]
+			}
+			if l := md.Get(MDAgentLeftTab); c.TabID == "" && len(l) == 1 && l[0] == "1" {
+				c.LeftTab = true
 			}
 		}
 	}
@@ -150,4 +164,21 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 // in tab (which may be ""): what the gateway adds to every tool call.
 func ForAgent(ctx context.Context, tab string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, MDForAgent, "1", MDAgentTab, tab)
+}
+
+// ForAgentCaller returns outgoing metadata that marks a call as made for
+// the agent c: its tab, or that it left its tab. The gateway adds it to
+// every tool call; gitd and editord add it to the calls they make to
+// terminald for an agent (the tab opened for it), so that the agent's
+// standing travels with what is done for it. A c that is not an agent's
+// adds nothing.
+func ForAgentCaller(ctx context.Context, c Caller) context.Context {
+	if !c.ForAgent {
+		return ctx
+	}
+	ctx = ForAgent(ctx, c.TabID)
+	if c.LeftTab && c.TabID == "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, MDAgentLeftTab, "1")
+	}
+	return ctx
 }

@@ -103,6 +103,9 @@ func peerMayCall(name, method string) bool {
 	})
 }
 
-// actsForAgents is the one identity whose "for an agent" metadata counts
-// over TCP: the gateway is the only daemon that serves agents.
-const actsForAgents = "gateway"
+// actsForAgents are the identities whose "for an agent" metadata counts
+// over TCP: the gateway, which serves agents, and gitd and editord, which
+// open tabs for them (a worktree's, the editor's) and pass the agent on
+// so that the tab gets the agent's sandbox and marks. Saying a call is an
+// agent's only ever narrows what a caller outside Phantom may do.
+var actsForAgents = []string{"gateway", "gitd", "editord"}

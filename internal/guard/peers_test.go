@@ -73,10 +73,11 @@ func (f fakeTerminald) ListTerminals(ctx context.Context, _ *terminalv1.ListTerm
 
 // TestGuardOverTLS runs a guarded terminald on TCP with mutual TLS and
 // calls it with each identity's certificate: the call graph holds, and
-// only the gateway may act for an agent.
+// only the gateway and the daemons that open tabs for agents may act for
+// one.
 func TestGuardOverTLS(t *testing.T) {
 	dir := t.TempDir()
-	if err := daemon.WriteCerts(daemon.CertRequest{Dir: dir, Daemons: []string{"terminald", "gateway", "gitd"}, Clients: []string{"human"}}); err != nil {
+	if err := daemon.WriteCerts(daemon.CertRequest{Dir: dir, Daemons: []string{"terminald", "gateway", "gitd", "lspd"}, Clients: []string{"human"}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(daemon.TLSDirEnv, dir)
@@ -122,7 +123,8 @@ func TestGuardOverTLS(t *testing.T) {
 		{name: "gateway", peer: "gateway", want: codes.OK, caller: Caller{Peer: "gateway"}},
 		{name: "gateway for an agent", peer: "gateway", forAgent: true, want: codes.OK, caller: Caller{Peer: "gateway", ForAgent: true, TabID: "t7"}},
 		{name: "gitd", peer: "gitd", want: codes.OK, caller: Caller{Peer: "gitd"}},
-		{name: "gitd for an agent", peer: "gitd", forAgent: true, want: codes.PermissionDenied},
+		{name: "gitd for an agent", peer: "gitd", forAgent: true, want: codes.OK, caller: Caller{Peer: "gitd", ForAgent: true, TabID: "t7"}},
+		{name: "lspd for an agent", peer: "lspd", forAgent: true, want: codes.PermissionDenied},
 		{name: "human", peer: "human", want: codes.PermissionDenied},
 	}
 	for _, tt := range tests {
