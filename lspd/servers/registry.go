@@ -92,9 +92,9 @@ type Registry struct {
 	// the one server of its workspace and confinement, until lspd stops.
 	overrides map[string]override
 	servers   map[string]*Server
-	changed chan struct{} // closed and replaced whenever any server changes
-	stopping sync.WaitGroup // servers replaced by ensureLocked, stopping
-	closed  bool
+	changed   chan struct{}  // closed and replaced whenever any server changes
+	stopping  sync.WaitGroup // servers replaced by ensureLocked, stopping
+	closed    bool
 
 	stopJanitor chan struct{}
 	janitorDone chan struct{}

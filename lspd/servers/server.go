@@ -38,13 +38,13 @@ type Info struct {
 	Sandbox string
 	// Configured says what configuration it runs: "" for the language's
 	// own, else for whom an agent's configuration applies.
-	Configured string
-	PID                int
-	State              State
-	Restarts           int
-	LastError          string
-	MemoryBytes        int64
-	OpenFiles          int
+	Configured  string
+	PID         int
+	State       State
+	Restarts    int
+	LastError   string
+	MemoryBytes int64
+	OpenFiles   int
 }
 
 // Server is the language server of one (language, root). Its documents
