@@ -40,5 +40,6 @@ func tabInfo(tm *terminalv1.Terminal) policy.TabInfo {
 		Foreground:      tm.GetForegroundProcess().GetName(),
 		GroupSetByAgent: tm.GetGroupSetByAgent(),
 		NameSetByAgent:  tm.GetNameSetByAgent(),
+		Sandboxed:       tm.GetSandboxed(),
 	}
 }

@@ -24,7 +24,7 @@ func toServer(in servers.Info) *lspv1.LanguageServer {
 	return &lspv1.LanguageServer{
 		Id: in.ID, Language: in.Language, Root: in.Root, Command: in.Command, Pid: int32(in.PID),
 		State: states[in.State], Restarts: int32(in.Restarts), LastError: in.LastError,
-		MemoryBytes: in.MemoryBytes, OpenFiles: int32(in.OpenFiles),
+		MemoryBytes: in.MemoryBytes, OpenFiles: int32(in.OpenFiles), Sandbox: in.Sandbox, Configured: in.Configured,
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/phantom-dev/phantom/internal/reaper"
 	"github.com/phantom-dev/phantom/lspd/servers"
 	lspv1 "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 // StateFile is where configure_language_server's changes are kept, inside
@@ -42,6 +44,9 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		StatePath: filepath.Join(layout.State, StateFile),
 		Logger:    logger,
 		Reaper:    rp,
+		// lspd runs as `phantom daemon lspd`: its own executable is the
+		// sandbox launcher.
+		Launcher: sandbox.SelfLauncher(),
 	})
 	if err != nil {
 		return err
@@ -54,7 +59,14 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	defer g.Close()
-	srv, err := NewServer(reg, logger, g.ServerOptions()...)
+	// terminald says how a caller's tab is sandboxed (DescribeSandbox),
+	// so that its language servers run in that sandbox.
+	tcc, err := daemon.Dial(layout.DaemonAddr("terminald"))
+	if err != nil {
+		return err
+	}
+	defer tcc.Close()
+	srv, err := NewServer(reg, DescribeWith(terminalv1.NewTerminalServiceClient(tcc)), logger, g.ServerOptions()...)
 	if err != nil {
 		return err
 	}
@@ -66,12 +78,13 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 }
 
 // NewServer builds lspd's gRPC server over reg with the shared daemon
-// chain and any extra server options (the guard).
-func NewServer(reg *servers.Registry, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
+// chain and any extra server options (the guard); describe is as for
+// NewService.
+func NewServer(reg *servers.Registry, describe DescribeFunc, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
 	srv, err := daemon.New("lspd", logger, opts...)
 	if err != nil {
 		return nil, err
 	}
-	lspv1.RegisterLanguageServerServiceServer(srv.GRPC, NewService(reg))
+	lspv1.RegisterLanguageServerServiceServer(srv.GRPC, NewService(reg, describe))
 	return srv, nil
 }

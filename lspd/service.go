@@ -3,29 +3,51 @@
 // language servers and keeps their diagnostics with the disk version they
 // reflect. Domain errors are translated to gRPC codes by the shared server
 // chain (internal/daemon).
+//
+// Language servers run what a workspace's files tell them to (pylsp's
+// plugins and configuration, gopls's `go list` and cgo, clangd's compile
+// flags), and configure_language_server sets the command itself. So
+// where a server runs follows from who asked (confiner): a sandboxed
+// agent's calls reach servers in that tab's own sandbox, every other
+// agent's calls servers in a read-only sandbox, and only the human's own
+// calls servers that run as the user. Servers are keyed by (language,
+// workspace root, confinement), so a workspace shared by a sandboxed tab
+// and anyone else never gets an unconfined server for an agent; and an
+// agent's configuration applies to the one server of its workspace in its
+// own confinement, until lspd stops (servers.Registry.Configure).
 package lspd
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/phantom-dev/phantom/lspd/servers"
 	lspv1 "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 // Service implements lspv1.LanguageServerServiceServer.
 type Service struct {
 	lspv1.UnimplementedLanguageServerServiceServer
-	reg *servers.Registry
+	reg  *servers.Registry
+	conf confiner
 }
 
-// NewService serves reg.
-func NewService(reg *servers.Registry) *Service { return &Service{reg: reg} }
+// NewService serves reg; describe (nil: no terminald) tells which tabs
+// are sandboxed and how.
+func NewService(reg *servers.Registry, describe DescribeFunc) *Service {
+	return &Service{reg: reg, conf: confiner{describe: describe, canSandbox: sandbox.ABI() >= sandbox.MinABI, getenv: os.Getenv}}
+}
 
 // ListDiagnostics reports diagnostics, fresh from disk.
 func (s *Service) ListDiagnostics(ctx context.Context, r *lspv1.ListDiagnosticsRequest) (*lspv1.ListDiagnosticsResponse, error) {
+	conf, _, err := s.conf.of(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := s.reg.Diagnostics(ctx, servers.Query{
-		Path: r.GetPath(), Dir: r.GetCallerDirectory(), Wait: time.Duration(r.GetWaitMs()) * time.Millisecond,
+		Path: r.GetPath(), Dir: r.GetCallerDirectory(), Wait: time.Duration(r.GetWaitMs()) * time.Millisecond, Conf: conf,
 	})
 	if err != nil {
 		return nil, err
@@ -54,11 +76,17 @@ func (s *Service) RestartLanguageServer(ctx context.Context, r *lspv1.RestartLan
 
 // ConfigureLanguageServer tries, saves and applies a configuration.
 func (s *Service) ConfigureLanguageServer(ctx context.Context, r *lspv1.ConfigureLanguageServerRequest) (*lspv1.ConfigureLanguageServerResponse, error) {
-	c, err := s.reg.Configure(ctx, fromConfigure(r))
+	conf, forAgent, err := s.conf.of(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch := fromConfigure(r)
+	ch.Conf, ch.ForAgent = conf, forAgent
+	c, err := s.reg.Configure(ctx, ch)
 	if err != nil {
 		return nil, err
 	}
 	return &lspv1.ConfigureLanguageServerResponse{
-		Language: c.Language, Command: c.Command, Server: toServer(c.Server), Restarted: c.Restarted,
+		Language: c.Language, Command: c.Command, Server: toServer(c.Server), Restarted: c.Restarted, AppliesTo: c.AppliesTo,
 	}, nil
 }

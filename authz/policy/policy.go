@@ -107,6 +107,10 @@ type TabInfo struct {
 	// NameSetByAgent is true when an agent gave the tab its name (its
 	// Title then is that name): the sheet marks it.
 	NameSetByAgent bool
+	// Sandboxed is true when the tab's programs run in a sandbox: what
+	// Phantom starts for its calls runs in that sandbox too, and the
+	// sheet says so.
+	Sandboxed bool
 }
 
 // Lister lists the tabs (terminald's ListTerminals in production).

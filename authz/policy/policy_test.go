@@ -30,6 +30,7 @@ var workspace = fakeTabs{
 	{ID: "t8", Title: "agent2", Directory: "/src/agent2", GroupID: "g2", Idle: true, GroupSetByAgent: true},
 	{ID: "t9", Title: "editor", Directory: "/tmp/y", Foreground: "vim"},
 	{ID: "t10", Title: "done", Directory: "/tmp/z", Exited: true},
+	{ID: "t11", Title: "sandboxed", Directory: "/src/app", Sandboxed: true, Idle: true},
 }
 
 // project treats /src/<name>/... as the repository /src/<name>.
@@ -79,9 +80,9 @@ func TestEvaluate(t *testing.T) {
 		{"unknown argument", in("t1"), "read_output", `{"terminal_id":"t1","tab":"t3"}`, 0, 0, "tab", "", errdefs.ErrInvalidArgument},
 		{"worktree outside tab needs repository", Caller{Client: "x", ConnectionID: "c"}, "list_worktrees", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
 		{"configure language server", in("t1"), "configure_language_server", `{"language":"go","command":"gopls","args":["serve"]}`, Configure, Tab,
-			`workspace /src/app, language "go", command "gopls", args "serve"; the caller tab's own project`, "/src/app", nil},
+			`configure language "go", command "gopls", args "serve" for the language server of workspace /src/app only`, "/src/app", nil},
 		{"configure language server elsewhere", in("t1"), "configure_language_server", `{"workspace":"/src/lib","language":"go"}`, Configure, All,
-			"workspace /src/lib", "/src/app", nil},
+			"workspace /src/lib only", "/src/app", nil},
 		{"unknown tool fails closed", in("t1"), "format_disk", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
 		{"missing tab", in("t1"), "read_output", `{"terminal_id":"t99"}`, 0, 0, "", "", errdefs.ErrNotFound},
 		{"missing terminal_id", in("t1"), "read_output", `{}`, 0, 0, "", "", errdefs.ErrInvalidArgument},
@@ -220,5 +221,62 @@ func TestGitProject(t *testing.T) {
 	dir := t.TempDir()
 	if got := GitProject(context.Background(), dir); got != dir {
 		t.Errorf("GitProject(non-repo %s) = %q, want the directory", dir, got)
+	}
+}
+
+// TestConfigureSheet: configure_language_server's sheet says which one
+// server the configuration applies to, until when, everything that
+// decides what runs, and where it runs for this caller.
+func TestConfigureSheet(t *testing.T) {
+	p := New(workspace, project)
+	in := func(tab string) Caller { return Caller{Client: "claude", ConnectionID: "c1", TabID: tab} }
+	tests := []struct {
+		name     string
+		caller   Caller
+		args     string
+		kernel   bool // the kernel can sandbox
+		want     []string
+		wantNone []string
+	}{
+		{"sandboxed tab", in("t11"), `{"language":"python","command":"/src/app/evil.sh"}`, true,
+			[]string{`command "/src/app/evil.sh"`, "workspace /src/app only", "not the language's other workspaces", "until Phantom stops (not saved)",
+				"in the sandbox of the caller's tab t11", "the caller tab's own project"},
+			[]string{"as you"}},
+		{"unsandboxed tab", in("t1"), `{"language":"go"}`, true,
+			[]string{"in a read-only sandbox"}, []string{"as you", "tab t1 ("}},
+		{"no tab", Caller{Client: "x", ConnectionID: "c"}, `{"language":"go","workspace":"/src/app"}`, true,
+			[]string{"in a read-only sandbox", "reaches everything"}, nil},
+		{"kernel cannot sandbox", in("t11"), `{"language":"go"}`, false,
+			[]string{"as you, outside any sandbox", "Landlock"}, []string{"in the sandbox"}},
+		{"env and settings are shown", in("t11"), `{"language":"python","env":{"LD_PRELOAD":"/tmp/x.so","A":"1"},"settings":"{\"pylsp\":{\"plugins\":{\"flake8\":{\"executable\":\"/tmp/evil\"}}}}","initialization_options":"{\"x\":1}"}`, true,
+			[]string{`env "A=1" "LD_PRELOAD=/tmp/x.so"`, `settings "{\"pylsp\":{\"plugins\":{\"flake8\":{\"executable\":\"/tmp/evil\"}}}}"`, `initialization_options "{\"x\":1}"`}, nil},
+		{"escapes in env are shown", in("t11"), `{"language":"go","env":{"K":"v\u001b[2J"}}`, true,
+			[]string{`"K=v\x1b[2J"`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			was := kernelSandboxes
+			kernelSandboxes = func() bool { return tt.kernel }
+			defer func() { kernelSandboxes = was }()
+			need, err := p.Evaluate(context.Background(), tt.caller, "configure_language_server", tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(need.Subject, w) {
+					t.Errorf("subject %q\nwant it to say %q", need.Subject, w)
+				}
+			}
+			for _, w := range tt.wantNone {
+				if strings.Contains(need.Subject, w) {
+					t.Errorf("subject %q\nsays %q", need.Subject, w)
+				}
+			}
+			for i, r := range need.Subject {
+				if r != ' ' && !unicode.IsGraphic(r) {
+					t.Errorf("subject %+q carries a hidden or acting character at byte %d", need.Subject, i)
+				}
+			}
+		})
 	}
 }

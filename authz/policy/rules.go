@@ -40,7 +40,8 @@ type special struct {
 	check func(target TabInfo, values []protoreflect.Value) error
 	// say words the subject from the described target, the subject
 	// fields' values and the reach in words.
-	say func(target string, values []protoreflect.Value, why string) string
+	// e is the call being evaluated (its caller tab, its request).
+	say func(e *evaluation, target string, values []protoreflect.Value, why string) string
 	// typed is the exact text the call types, for the audit log.
 	typed func(values []protoreflect.Value) string
 }
@@ -58,11 +59,12 @@ var specials = map[string]special{
 			}
 			return checkTypable(t)
 		},
-		say: func(target string, v []protoreflect.Value, why string) string {
+		say: func(_ *evaluation, target string, v []protoreflect.Value, why string) string {
 			return quote(v[0].String()) + " typed into " + target + ", " + why
 		},
 		typed: func(v []protoreflect.Value) string { return v[0].String() },
 	},
+	"configure_language_server": configureLanguageServer,
 }
 
 // checkSpecials checks that every special names a tool of reg with the

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -53,7 +54,7 @@ func (e *evaluation) touches() (Scope, string, error) {
 		e.typed = sp.typed(values)
 	}
 	if sp.say != nil {
-		return reach, sp.say(target, values, why), nil
+		return reach, sp.say(e, target, values, why), nil
 	}
 	subject := target
 	for i, f := range t.Subject {
@@ -65,8 +66,17 @@ func (e *evaluation) touches() (Scope, string, error) {
 }
 
 // showValue writes a subject field's value for the sheet: text quoted
-// whole (see quote), lists item by item, enums by name.
+// whole (see quote), lists item by item, maps pair by pair, enums by name.
 func showValue(f protoreflect.FieldDescriptor, v protoreflect.Value) string {
+	if f.IsMap() { // key=value pairs by key, each quoted whole
+		var pairs []string
+		v.Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
+			pairs = append(pairs, quote(k.String()+"="+fmt.Sprint(val.Interface())))
+			return true
+		})
+		slices.Sort(pairs)
+		return strings.Join(pairs, " ")
+	}
 	if f.IsList() {
 		l := v.List()
 		items := make([]string, l.Len())

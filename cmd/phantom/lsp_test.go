@@ -84,14 +84,18 @@ func decodeStep(t *testing.T, read func() []agentLine, i int, v any) {
 // again, lists the servers and restarts gopls.
 func TestLanguageServerMCP(t *testing.T) {
 	env, mod := lspUp(t)
-	fixed := filepath.Join(t.TempDir(), "fixed")
-	_, read := runAgentIn(t, env, mod, "lsp-agent", []map[string]any{
+	fixed, idFile := filepath.Join(t.TempDir(), "fixed"), filepath.Join(t.TempDir(), "server-id")
+	tab, read := runAgentIn(t, env, mod, "lsp-agent", []map[string]any{
 		{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": "main.go", "wait_ms": 90000}}, // 0
 		{"op": "wait", "file": fixed}, // 1
-		{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"wait_ms": 60000}},                // 2
-		{"op": "call", "tool": "list_language_servers"},                                                     // 3
-		{"op": "call", "tool": "restart_language_server", "args": map[string]any{"server_id": "go:" + mod}}, // 4
+		{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"wait_ms": 60000}},                      // 2
+		{"op": "call", "tool": "list_language_servers"},                                                           // 3
+		{"op": "wait", "file": idFile},                                                                            // 4
+		{"op": "call", "tool": "restart_language_server", "args": map[string]any{"server_id": "$FILE:" + idFile}}, // 5
 	})
+	// An agent's servers are its tab's: "go:<root>@<tab>".
+	id := "go:" + mod + "@" + tab
+	writeAtomically(t, idFile, id)
 
 	// The type error, settled, reflecting the file on disk.
 	var d0 diagResp
@@ -121,8 +125,8 @@ func TestLanguageServerMCP(t *testing.T) {
 		} `json:"servers"`
 	}
 	decodeStep(t, read, 3, &l3)
-	if len(l3.Servers) != 1 || l3.Servers[0].ID != "go:"+mod || l3.Servers[0].State != "SERVER_STATE_READY" || l3.Servers[0].PID == 0 || l3.Servers[0].Memory == "" {
-		t.Fatalf("list_language_servers = %+v, want go:%s ready with a pid and memory", l3, mod)
+	if len(l3.Servers) != 1 || l3.Servers[0].ID != id || l3.Servers[0].State != "SERVER_STATE_READY" || l3.Servers[0].PID == 0 || l3.Servers[0].Memory == "" {
+		t.Fatalf("list_language_servers = %+v, want %s ready with a pid and memory", l3, id)
 	}
 	var r4 struct {
 		Server struct {
@@ -130,7 +134,7 @@ func TestLanguageServerMCP(t *testing.T) {
 			PID      int `json:"pid"`
 		} `json:"server"`
 	}
-	decodeStep(t, read, 4, &r4)
+	decodeStep(t, read, 5, &r4)
 	if r4.Server.Restarts != 1 || r4.Server.PID == l3.Servers[0].PID {
 		t.Fatalf("restart_language_server = %+v, want restarts 1 and a new pid", r4)
 	}
@@ -144,7 +148,7 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 	env, mod := lspUp(t)
 	// Without the grant: the human denies (and that tab is turned away for
 	// a while, so the granted calls come from a second tab).
-	_, denied := runAgentIn(t, env, mod, "lsp-denied", []map[string]any{
+	deniedTab, denied := runAgentIn(t, env, mod, "lsp-denied", []map[string]any{
 		{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": "main.go", "wait_ms": 90000}},                                      // 0
 		{"op": "call", "tool": "configure_language_server", "args": map[string]any{"language": "go", "command": "gopls", "args": []string{"serve"}}}, // 1
 	})
@@ -164,8 +168,9 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 	}
 
 	// With the grant: a bad command is refused with the reason, the old
-	// configuration keeps answering; a good one is saved and used.
-	_, read := runAgentIn(t, env, mod, "lsp-config", []map[string]any{
+	// configuration keeps answering; a good one is used by this tab's
+	// server of the workspace only, and not saved.
+	configTab, read := runAgentIn(t, env, mod, "lsp-config", []map[string]any{
 		{"op": "call", "tool": "configure_language_server", "args": map[string]any{"language": "go", "command": "/nonexistent/gopls"}},               // 0
 		{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": "main.go", "wait_ms": 60000}},                                      // 1
 		{"op": "call", "tool": "configure_language_server", "args": map[string]any{"language": "go", "command": "gopls", "args": []string{"serve"}}}, // 2
@@ -188,20 +193,42 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 	if strings.Join(c2.Command, " ") != "gopls serve" {
 		t.Errorf("configure_language_server = %+v, want command gopls serve", c2)
 	}
-	saved, err := os.ReadFile(filepath.Join(env.Layout.State, "lspd.json"))
-	if err != nil || !strings.Contains(string(saved), `"serve"`) {
-		t.Errorf("saved settings = %s, %v; want gopls serve", saved, err)
+	if _, err := os.Stat(filepath.Join(env.Layout.State, "lspd.json")); !os.IsNotExist(err) {
+		t.Errorf("an agent's configuration was saved for every workspace: %v", err)
 	}
 	var l3 struct {
 		Servers []struct {
+			ID      string   `json:"id"`
 			Command []string `json:"command"`
 			State   string   `json:"state"`
+			Sandbox string   `json:"sandbox"`
 		} `json:"servers"`
 	}
 	decodeStep(t, read, 3, &l3)
-	if len(l3.Servers) != 1 || strings.Join(l3.Servers[0].Command, " ") != "gopls serve" ||
-		l3.Servers[0].State != "SERVER_STATE_READY" && l3.Servers[0].State != "SERVER_STATE_INDEXING" {
-		t.Errorf("list_language_servers after configure = %+v, want gopls serve, up (ready or indexing)", l3)
+	commands := map[string]string{}
+	for _, sv := range l3.Servers {
+		commands[sv.ID] = strings.Join(sv.Command, " ")
+		if sv.ID == "go:"+mod+"@"+configTab && sv.State != "SERVER_STATE_READY" && sv.State != "SERVER_STATE_INDEXING" {
+			t.Errorf("the configured server is %s, want it up (ready or indexing)", sv.State)
+		}
+		if !strings.Contains(sv.Sandbox, "sandbox") {
+			t.Errorf("server %s of an agent runs %q, want it in a sandbox", sv.ID, sv.Sandbox)
+		}
+	}
+	if commands["go:"+mod+"@"+configTab] != "gopls serve" || commands["go:"+mod+"@"+deniedTab] != "gopls" {
+		t.Errorf("list_language_servers after configure = %+v\nwant gopls serve for tab %s's server only, gopls for tab %s's", l3, configTab, deniedTab)
+	}
+}
+
+// writeAtomically writes body to path so that a reader sees all or
+// nothing.
+func writeAtomically(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path+".tmp", []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -241,14 +268,16 @@ func TestLanguageServerMCPCAndPython(t *testing.T) {
 		for name, body := range l.files {
 			lspWrite(t, filepath.Dir(filepath.Join(a.dir, name)), filepath.Base(name), body)
 		}
-		a.id, a.killed = l.name+":"+a.dir, filepath.Join(t.TempDir(), "killed")
-		_, a.read = runAgentIn(t, env, a.dir, "lsp-"+l.name, []map[string]any{
+		a.killed = filepath.Join(t.TempDir(), "killed")
+		var tab string
+		tab, a.read = runAgentIn(t, env, a.dir, "lsp-"+l.name, []map[string]any{
 			{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": l.file, "wait_ms": 90000}}, // 0
 			{"op": "call", "tool": "list_language_servers"},                                                      // 1
 			{"op": "wait", "file": a.killed},                                                                     // 2
 			{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": l.file, "wait_ms": 90000}}, // 3
 			{"op": "call", "tool": "list_language_servers"},                                                      // 4
 		})
+		a.id = l.name + ":" + a.dir + "@" + tab
 	}
 	type servers struct {
 		Servers []struct {

@@ -94,8 +94,14 @@ func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*
 		if err != nil {
 			return nil, err
 		}
-		if f.Kind() == protoreflect.MessageKind || f.Kind() == protoreflect.GroupKind || f.IsMap() {
-			return nil, fmt.Errorf("subject field %q of %s is a %s; the sheet shows only scalars and lists of scalars", name, req.FullName(), kindOf(f))
+		// A map of scalars (configure_language_server's env) is shown
+		// pair by pair.
+		shown := f
+		if f.IsMap() {
+			shown = f.MapValue()
+		}
+		if shown.Kind() == protoreflect.MessageKind || shown.Kind() == protoreflect.GroupKind {
+			return nil, fmt.Errorf("subject field %q of %s is a %s; the sheet shows only scalars, lists of scalars and maps of scalars", name, req.FullName(), kindOf(f))
 		}
 		t.Subject = append(t.Subject, f)
 	}

@@ -1,9 +1,19 @@
 // Package servers runs language servers for lspd: one per (language,
-// workspace root), started on demand when a file asked about needs one,
-// restarted with backoff when it crashes or stops answering, stopped when
-// idle long. It keeps each server's diagnostics with the disk version of
-// the file they were computed from, which is what lets lspd promise fresh
-// answers (see Registry.Diagnostics).
+// workspace root, confinement), started on demand when a file asked about
+// needs one, restarted with backoff when it crashes or stops answering,
+// stopped when idle long. It keeps each server's diagnostics with the disk
+// version of the file they were computed from, which is what lets lspd
+// promise fresh answers (see Registry.Diagnostics).
+//
+// A server runs what its workspace's files say (plugins, build commands,
+// compile flags), so it runs in the confinement of the caller it serves
+// (Confinement): a sandboxed tab's calls get servers in that tab's sandbox,
+// started through the sandbox launcher; other agents' calls servers in a
+// read-only sandbox; only the human's own calls servers outside any.
+// Because the confinement is part of a server's key, a workspace shared by
+// a sandboxed tab and anyone else never hands an agent's call to a server
+// with more rights, and an agent's configuration (Registry.Configure)
+// stays with the one server it was made for.
 package servers
 
 import (

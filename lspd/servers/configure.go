@@ -14,25 +14,60 @@ import (
 type Change struct {
 	// ServerID or Language names what to configure.
 	ServerID, Language string
-	// Update is merged over the language's current configuration.
+	// Update is merged over the configuration in force.
 	Update Config
 	// Workspace (absolute, or relative to Dir; default Dir) is where the
-	// new configuration is tried.
+	// new configuration is tried — and, for an agent, the one workspace
+	// it applies to.
 	Workspace, Dir string
+	// ForAgent is true for an agent's call: the configuration applies to
+	// the server of the workspace's root in Conf only, until lspd stops,
+	// and is not saved. Otherwise (the human's own call) it applies to
+	// every workspace of the language and is saved.
+	ForAgent bool
+	// Conf is the caller's confinement, where the configuration is tried
+	// and, for an agent, the only one it applies to.
+	Conf Confinement
 }
 
 // Configured says what Configure did.
 type Configured struct {
-	Language  string
-	Command   []string
-	Server    Info
+	Language string
+	Command  []string
+	Server   Info
+	// AppliesTo says in words which servers the configuration applies
+	// to, and until when.
+	AppliesTo string
 	Restarted []string
 }
 
+// override is an agent's configuration of one server.
+type override struct {
+	cfg  Config
+	note string
+}
+
+// overrideNote says whose configuration the server id runs, "" for the
+// language's own.
+func (r *Registry) overrideNote(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.overrides[id].note
+}
+
 // Configure tries the changed configuration by starting a server with it
-// in the workspace; only when it initializes is it saved and used: the
-// language's running servers restart with it. A configuration that fails
-// to start is reported and the previous one stays in force.
+// in the workspace, in the caller's confinement; only when it initializes
+// is it used, and a configuration that fails to start is reported while
+// the previous one stays in force.
+//
+// What it applies to is what the sheet showed (authz/policy words it):
+// an agent's configuration applies to the one server of that workspace
+// root running in the agent's own confinement — not to the language's
+// other workspaces, not to other tabs' servers of the same workspace —
+// until lspd stops, and is never saved; it can neither add a language nor
+// change a language's file extensions, which would reach files the sheet
+// did not name. Only the human's own call (from outside Phantom, not
+// through the gateway) changes the language everywhere and saves it.
 func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) {
 	lang := c.Language
 	if c.ServerID != "" {
@@ -59,11 +94,30 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 		return Configured{}, fmt.Errorf("workspace %s is not a directory: %w", dir, errdefs.ErrInvalidArgument)
 	}
 	r.mu.Lock()
-	old, known := r.configs[lang]
+	base, known := r.configs[lang]
 	r.mu.Unlock()
-	if !known && len(c.Update.Extensions) == 0 {
+	switch {
+	case c.ForAgent && !known:
+		return Configured{}, fmt.Errorf("language %q has no server configuration (languages: %v); an agent configures the server of one workspace of a known language, and only the human adds languages (config.json's language_servers): %w",
+			lang, r.Languages(), errdefs.ErrInvalidArgument)
+	case c.ForAgent && len(c.Update.Extensions) > 0:
+		return Configured{}, fmt.Errorf("extensions: an agent's configuration applies to one workspace's server and cannot change which files language %q covers; the human sets that in config.json's language_servers: %w",
+			lang, errdefs.ErrInvalidArgument)
+	case !known && len(c.Update.Extensions) == 0:
 		return Configured{}, fmt.Errorf("language %q is new: give its extensions: %w", lang, errdefs.ErrInvalidArgument)
 	}
+	root := findRoot(base.Merge(c.Update).RootMarkers, filepath.Clean(dir))
+	conf := c.Conf
+	if !c.ForAgent {
+		conf = Unconfined
+	}
+	id := serverID(lang, root, conf.Key)
+	r.mu.Lock()
+	old := base
+	if c.ForAgent {
+		old = r.configLocked(id, lang)
+	}
+	r.mu.Unlock()
 	next := old.Merge(c.Update)
 	if len(c.Update.Command) > 0 {
 		next.Command = c.Update.Command // args replace the old ones with a new command
@@ -71,24 +125,34 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 	if err := next.Check(lang); err != nil {
 		return Configured{}, fmt.Errorf("%w: %w", err, errdefs.ErrInvalidArgument)
 	}
-	root := findRoot(next.RootMarkers, filepath.Clean(dir))
-	if err := r.try(ctx, next, root); err != nil {
-		return Configured{}, fmt.Errorf("the new configuration of %s (%s) did not start in %s, so the previous one (%s) is kept: %v: %w",
-			lang, strings.Join(next.Command, " "), root, strings.Join(old.Command, " "), err, errdefs.ErrFailedPrecondition)
+	if err := r.try(ctx, next, root, conf); err != nil {
+		return Configured{}, fmt.Errorf("the new configuration of %s (%s) did not start in %s %s, so the previous one (%s) is kept: %v: %w",
+			lang, strings.Join(next.Command, " "), root, conf.Label, strings.Join(old.Command, " "), err, errdefs.ErrFailedPrecondition)
 	}
-	if err := r.state.save(lang, next); err != nil {
-		return Configured{}, err
-	}
-	r.mu.Lock()
-	r.configs[lang] = next
+	out := Configured{Language: lang, Command: next.Command}
 	var restart []*Server
-	for _, s := range r.servers {
-		if s.language == lang {
+	if c.ForAgent {
+		out.AppliesTo = fmt.Sprintf("the %s server of workspace %s only, running %s, until Phantom stops (not saved)", lang, root, conf.Label)
+		r.mu.Lock()
+		r.overrides[id] = override{cfg: next, note: "an agent's configuration of this workspace's server, until Phantom stops"}
+		if s, ok := r.servers[id]; ok {
 			restart = append(restart, s)
 		}
+		r.mu.Unlock()
+	} else {
+		if err := r.state.save(lang, next); err != nil {
+			return Configured{}, err
+		}
+		out.AppliesTo = fmt.Sprintf("every %s workspace whose server no agent configured, saved", lang)
+		r.mu.Lock()
+		r.configs[lang] = next
+		for sid, s := range r.servers {
+			if _, over := r.overrides[sid]; s.language == lang && !over {
+				restart = append(restart, s)
+			}
+		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
-	out := Configured{Language: lang, Command: next.Command}
 	for _, s := range restart {
 		s.mu.Lock()
 		s.cfg = next
@@ -99,7 +163,7 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 		_ = r.waitUp(ctx, s, before+1)
 	}
 	r.mu.Lock()
-	s, err := r.ensureLocked(lang, root, next)
+	s, err := r.ensureLocked(lang, root, conf)
 	r.mu.Unlock()
 	if err != nil {
 		return out, err
@@ -111,9 +175,9 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 	return out, nil
 }
 
-// try starts cfg's server in root, initializes it and stops it.
-func (r *Registry) try(ctx context.Context, cfg Config, root string) error {
-	inst, err := launch(r.opts.Reaper, cfg, root, handler{s: &Server{reg: r, cfg: cfg, root: root, docs: map[string]*doc{}, diags: map[string]*fileDiags{}, progress: map[string]bool{}}})
+// try starts cfg's server in root in conf, initializes it and stops it.
+func (r *Registry) try(ctx context.Context, cfg Config, root string, conf Confinement) error {
+	inst, err := launch(r.opts.Reaper, r.opts.Launcher, cfg, root, conf, handler{s: &Server{reg: r, cfg: cfg, root: root, docs: map[string]*doc{}, diags: map[string]*fileDiags{}, progress: map[string]bool{}}})
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func TestConfigureRealGopls(t *testing.T) {
 		})
 	}
 
-	got, err := r.Configure(ctx, Change{ServerID: serverID("go", dir), Update: Config{Command: []string{"gopls", "serve"}}})
+	got, err := r.Configure(ctx, Change{ServerID: serverID("go", dir, ""), Update: Config{Command: []string{"gopls", "serve"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

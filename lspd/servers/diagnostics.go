@@ -24,6 +24,8 @@ type Query struct {
 	Dir string
 	// Wait bounds how long to wait for every file to be settled.
 	Wait time.Duration
+	// Conf is the caller's confinement: the servers asked run in it.
+	Conf Confinement
 }
 
 // Report answers a Query.
@@ -67,7 +69,7 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 	seen := map[string]bool{}
 	var servers []*Server
 	for _, f := range files {
-		s, err := r.serverFor(f)
+		s, err := r.serverFor(f, q.Conf)
 		switch {
 		case err != nil:
 			return Report{}, err

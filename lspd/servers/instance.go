@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,31 +37,48 @@ type instance struct {
 // launch starts cfg's command in root, in its own process group (servers
 // start helpers — gopls runs `go list` — that must die with them), through
 // rp: lspd is a child subreaper, so a helper that leaves the group still
-// stays lspd's descendant, inside Phantom (internal/lineage).
-func launch(rp *reaper.Reaper, cfg Config, root string, h lsp.Handler) (*instance, error) {
+// stays lspd's descendant, inside Phantom (internal/lineage). A confined
+// server starts through the sandbox launcher (launcher, lspd's own
+// executable) with conf's rules, so that it and everything it runs —
+// workspace configuration included — stays in that sandbox.
+func launch(rp *reaper.Reaper, launcher string, cfg Config, root string, conf Confinement, h lsp.Handler) (*instance, error) {
 	path, err := exec.LookPath(cfg.Command[0])
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], err)
 	}
-	cmd := exec.Command(path, cfg.Command[1:]...)
+	if path, err = filepath.Abs(path); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], err)
+	}
+	argv, err := conf.argv(launcher, append([]string{path}, cfg.Command[1:]...))
+	if err != nil {
+		return nil, err
+	}
+	cacheEnv, cleanup, err := conf.cacheEnv()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = root
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), cacheEnv...)
 	for k, v := range cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		cleanup()
 		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		cleanup()
 		return nil, err
 	}
 	i := &instance{cmd: cmd, stdin: stdin, stderr: &tail{max: 2048}, exited: make(chan struct{})}
 	cmd.Stderr = i.stderr
 	if err := rp.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start %s: %w", strings.Join(cfg.Command, " "), err)
+		cleanup()
+		return nil, fmt.Errorf("start %s %s: %w", strings.Join(cfg.Command, " "), conf.Label, err)
 	}
 	i.conn = lsp.NewConn(stdout, stdin, h)
 	go func() {
@@ -68,6 +86,7 @@ func launch(rp *reaper.Reaper, cfg Config, root string, h lsp.Handler) (*instanc
 		rp.Done(cmd.Process.Pid)
 		// Helpers left in the group die with the server.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cleanup()
 		if err == nil {
 			err = fmt.Errorf("exited")
 		}

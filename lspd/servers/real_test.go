@@ -135,7 +135,7 @@ func TestRealServerHangs(t *testing.T) {
 // makes it.
 func probeTime(t *testing.T, r *Registry, path string) time.Duration {
 	t.Helper()
-	s, err := r.serverFor(path)
+	s, err := r.serverFor(path, Unconfined)
 	if err != nil || s == nil {
 		t.Fatalf("serverFor(%s) = %v, %v", path, s, err)
 	}

@@ -23,6 +23,9 @@ type Options struct {
 	Configs map[string]Config
 	// StatePath is where configure saves, over Configs; "" saves nothing.
 	StatePath string
+	// Launcher is the sandbox launcher (the phantom binary) that starts
+	// confined servers; "" refuses to start them.
+	Launcher string
 	// Reaper starts every language server, when lspd is a child
 	// subreaper (see internal/reaper); nil starts them directly.
 	Reaper *reaper.Reaper
@@ -85,9 +88,13 @@ type Registry struct {
 
 	mu      sync.Mutex
 	configs map[string]Config
-	servers map[string]*Server
-	changed chan struct{} // closed and replaced whenever any server changes
-	closed  bool
+	// overrides are agents' configurations, by server id: each applies to
+	// the one server of its workspace and confinement, until lspd stops.
+	overrides map[string]override
+	servers   map[string]*Server
+	changed   chan struct{}  // closed and replaced whenever any server changes
+	stopping  sync.WaitGroup // servers replaced by ensureLocked, stopping
+	closed    bool
 
 	stopJanitor chan struct{}
 	janitorDone chan struct{}
@@ -97,7 +104,7 @@ type Registry struct {
 func New(o Options) (*Registry, error) {
 	o = o.withDefaults()
 	r := &Registry{
-		opts: o, state: stateFile{path: o.StatePath}, configs: Defaults(),
+		opts: o, state: stateFile{path: o.StatePath}, configs: Defaults(), overrides: map[string]override{},
 		servers: map[string]*Server{}, changed: make(chan struct{}),
 		stopJanitor: make(chan struct{}), janitorDone: make(chan struct{}),
 	}
@@ -135,6 +142,7 @@ func (r *Registry) Close() {
 		wg.Go(s.Stop)
 	}
 	wg.Wait()
+	r.stopping.Wait()
 }
 
 // notify wakes everyone waiting for a change.
@@ -188,28 +196,42 @@ func (r *Registry) Languages() []string {
 	return slices.Sorted(maps.Keys(r.configs))
 }
 
-// serverFor returns the server for the file at path, starting it if
-// needed; "" language means no server is configured for its extension.
-func (r *Registry) serverFor(path string) (*Server, error) {
+// serverFor returns the server for the file at path in conf, starting it
+// if needed; nil means no server is configured for its extension.
+func (r *Registry) serverFor(path string, conf Confinement) (*Server, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lang := languageOf(r.configs, path)
 	if lang == "" {
 		return nil, nil
 	}
-	cfg := r.configs[lang]
-	return r.ensureLocked(lang, findRoot(cfg.RootMarkers, filepath.Dir(path)), cfg)
+	return r.ensureLocked(lang, findRoot(r.configs[lang].RootMarkers, filepath.Dir(path)), conf)
 }
 
-func (r *Registry) ensureLocked(lang, root string, cfg Config) (*Server, error) {
+// configLocked is the configuration of the server id of lang: an agent's
+// override of that very server, else the language's.
+func (r *Registry) configLocked(id, lang string) Config {
+	if o, ok := r.overrides[id]; ok {
+		return o.cfg
+	}
+	return r.configs[lang]
+}
+
+// ensureLocked returns the server of lang at root in conf, starting it if
+// needed. A running one whose sandbox rules differ from conf's (the tab's
+// rules changed) is not reused: it is stopped and replaced.
+func (r *Registry) ensureLocked(lang, root string, conf Confinement) (*Server, error) {
 	if r.closed {
 		return nil, fmt.Errorf("lspd is stopping")
 	}
-	id := serverID(lang, root)
+	id := serverID(lang, root, conf.Key)
 	if s, ok := r.servers[id]; ok && !s.stopped() {
-		return s, nil
+		if slices.Equal(s.conf.Flags, conf.Flags) && s.conf.Confined() == conf.Confined() {
+			return s, nil
+		}
+		r.stopping.Go(s.Stop)
 	}
-	s := newServer(r, lang, root, cfg)
+	s := newServer(r, lang, root, conf, r.configLocked(id, lang))
 	r.servers[id] = s
 	return s, nil
 }

@@ -42,5 +42,12 @@ func findRoot(markers [][]string, dir string) string {
 	return dir
 }
 
-// serverID is the id of the server for language at root.
-func serverID(language, root string) string { return language + ":" + root }
+// serverID is the id of the server for language at root in the
+// confinement keyed key: "go:/src/m" for the human's, "go:/src/m@t3" for
+// tab t3's.
+func serverID(language, root, key string) string {
+	if key == "" {
+		return language + ":" + root
+	}
+	return language + ":" + root + "@" + key
+}

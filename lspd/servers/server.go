@@ -34,12 +34,17 @@ func (s State) String() string {
 type Info struct {
 	ID, Language, Root string
 	Command            []string
-	PID                int
-	State              State
-	Restarts           int
-	LastError          string
-	MemoryBytes        int64
-	OpenFiles          int
+	// Sandbox says where the server runs (Confinement.Label).
+	Sandbox string
+	// Configured says what configuration it runs: "" for the language's
+	// own, else for whom an agent's configuration applies.
+	Configured  string
+	PID         int
+	State       State
+	Restarts    int
+	LastError   string
+	MemoryBytes int64
+	OpenFiles   int
 }
 
 // Server is the language server of one (language, root). Its documents
@@ -47,6 +52,7 @@ type Info struct {
 // are opened again from disk.
 type Server struct {
 	id, language, root string
+	conf               Confinement
 	reg                *Registry
 
 	// sendMu orders what is sent (document versions must rise in the order
@@ -77,9 +83,9 @@ type Server struct {
 	watch   *watcher
 }
 
-func newServer(reg *Registry, language, root string, cfg Config) *Server {
+func newServer(reg *Registry, language, root string, conf Confinement, cfg Config) *Server {
 	s := &Server{
-		id: serverID(language, root), language: language, root: root, reg: reg, cfg: cfg,
+		id: serverID(language, root, conf.Key), language: language, root: root, conf: conf, reg: reg, cfg: cfg,
 		state: Starting, lastUsed: time.Now(),
 		docs: map[string]*doc{}, diags: map[string]*fileDiags{}, progress: map[string]bool{},
 		restart: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
@@ -165,7 +171,7 @@ func (s *Server) start() (*instance, error) {
 	clear(s.progress)
 	s.mu.Unlock()
 	s.reg.notify()
-	inst, err := launch(s.reg.opts.Reaper, cfg, s.root, handler{s: s})
+	inst, err := launch(s.reg.opts.Reaper, s.reg.opts.Launcher, cfg, s.root, s.conf, handler{s: s})
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +254,7 @@ func (s *Server) stopped() bool {
 
 // Info describes the server.
 func (s *Server) Info() Info {
+	note := s.reg.overrideNote(s.id) // before s.mu: the registry's lock comes first
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	open := 0
@@ -258,6 +265,7 @@ func (s *Server) Info() Info {
 	}
 	return Info{
 		ID: s.id, Language: s.language, Root: s.root, Command: slices.Clone(s.cfg.Command),
+		Sandbox: s.conf.Label, Configured: note,
 		PID: s.pid, State: s.state, Restarts: s.restarts, LastError: s.lastErr,
 		MemoryBytes: rss(s.pid), OpenFiles: open,
 	}

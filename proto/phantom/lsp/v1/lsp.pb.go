@@ -580,7 +580,9 @@ func (x *ListDiagnosticsResponse) GetNotes() []string {
 // LanguageServer is one running (or last run) server.
 type LanguageServer struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Its id: "<language>:<workspace root>".
+	// Its id: "<language>:<workspace root>" for a server of the human's own
+	// calls, "<language>:<workspace root>@<tab>" for the servers of an
+	// agent's calls from that tab ("@outside-tabs" for agents in no tab).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The language, e.g. "go", "c", "python".
 	Language string `protobuf:"bytes,2,opt,name=language,proto3" json:"language,omitempty"`
@@ -601,7 +603,14 @@ type LanguageServer struct {
 	// running.
 	MemoryBytes int64 `protobuf:"varint,9,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
 	// Files it has open.
-	OpenFiles     int32 `protobuf:"varint,10,opt,name=open_files,json=openFiles,proto3" json:"open_files,omitempty"`
+	OpenFiles int32 `protobuf:"varint,10,opt,name=open_files,json=openFiles,proto3" json:"open_files,omitempty"`
+	// Where it runs: "in the sandbox of tab t3", "in a read-only sandbox
+	// (…)", or "as you, outside any sandbox" (the human's own calls, or a
+	// kernel that cannot sandbox).
+	Sandbox string `protobuf:"bytes,11,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// Whose configuration it runs: empty for the language's own, else
+	// that an agent configured this one server, and until when.
+	Configured    string `protobuf:"bytes,12,opt,name=configured,proto3" json:"configured,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -704,6 +713,20 @@ func (x *LanguageServer) GetOpenFiles() int32 {
 		return x.OpenFiles
 	}
 	return 0
+}
+
+func (x *LanguageServer) GetSandbox() string {
+	if x != nil {
+		return x.Sandbox
+	}
+	return ""
+}
+
+func (x *LanguageServer) GetConfigured() string {
+	if x != nil {
+		return x.Configured
+	}
+	return ""
 }
 
 // ListLanguageServersRequest takes no arguments.
@@ -1035,7 +1058,9 @@ type ConfigureLanguageServerResponse struct {
 	// The server the configuration was tried with, now running with it.
 	Server *LanguageServer `protobuf:"bytes,3,opt,name=server,proto3" json:"server,omitempty"`
 	// Servers restarted with the new configuration.
-	Restarted     []string `protobuf:"bytes,4,rep,name=restarted,proto3" json:"restarted,omitempty"`
+	Restarted []string `protobuf:"bytes,4,rep,name=restarted,proto3" json:"restarted,omitempty"`
+	// Which servers the configuration applies to, and until when, in words.
+	AppliesTo     string `protobuf:"bytes,5,opt,name=applies_to,json=appliesTo,proto3" json:"applies_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1098,6 +1123,13 @@ func (x *ConfigureLanguageServerResponse) GetRestarted() []string {
 	return nil
 }
 
+func (x *ConfigureLanguageServerResponse) GetAppliesTo() string {
+	if x != nil {
+		return x.AppliesTo
+	}
+	return ""
+}
+
 var File_phantom_lsp_v1_lsp_proto protoreflect.FileDescriptor
 
 const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
@@ -1135,7 +1167,7 @@ const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
 	"\x05files\x18\x01 \x03(\v2\x1f.phantom.lsp.v1.FileDiagnosticsR\x05files\x12\x18\n" +
 	"\asettled\x18\x02 \x01(\bR\asettled\x12\x1b\n" +
 	"\twaited_ms\x18\x03 \x01(\rR\bwaitedMs\x12\x14\n" +
-	"\x05notes\x18\x04 \x03(\tR\x05notes\"\xac\x02\n" +
+	"\x05notes\x18\x04 \x03(\tR\x05notes\"\xe6\x02\n" +
 	"\x0eLanguageServer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\blanguage\x18\x02 \x01(\tR\blanguage\x12\x12\n" +
@@ -1149,7 +1181,11 @@ const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
 	"\fmemory_bytes\x18\t \x01(\x03R\vmemoryBytes\x12\x1d\n" +
 	"\n" +
 	"open_files\x18\n" +
-	" \x01(\x05R\topenFiles\"\x1c\n" +
+	" \x01(\x05R\topenFiles\x12\x18\n" +
+	"\asandbox\x18\v \x01(\tR\asandbox\x12\x1e\n" +
+	"\n" +
+	"configured\x18\f \x01(\tR\n" +
+	"configured\"\x1c\n" +
 	"\x1aListLanguageServersRequest\"u\n" +
 	"\x1bListLanguageServersResponse\x128\n" +
 	"\aservers\x18\x01 \x03(\v2\x1e.phantom.lsp.v1.LanguageServerR\aservers\x12\x1c\n" +
@@ -1176,12 +1212,14 @@ const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
 	" \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x0fcallerDirectory\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xad\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x01\n" +
 	"\x1fConfigureLanguageServerResponse\x12\x1a\n" +
 	"\blanguage\x18\x01 \x01(\tR\blanguage\x12\x18\n" +
 	"\acommand\x18\x02 \x03(\tR\acommand\x126\n" +
 	"\x06server\x18\x03 \x01(\v2\x1e.phantom.lsp.v1.LanguageServerR\x06server\x12\x1c\n" +
-	"\trestarted\x18\x04 \x03(\tR\trestarted*{\n" +
+	"\trestarted\x18\x04 \x03(\tR\trestarted\x12\x1d\n" +
+	"\n" +
+	"applies_to\x18\x05 \x01(\tR\tappliesTo*{\n" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +
@@ -1194,16 +1232,16 @@ const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
 	"\x15SERVER_STATE_INDEXING\x10\x02\x12\x16\n" +
 	"\x12SERVER_STATE_READY\x10\x03\x12\x18\n" +
 	"\x14SERVER_STATE_CRASHED\x10\x04\x12\x18\n" +
-	"\x14SERVER_STATE_STOPPED\x10\x052\xd3\x05\n" +
+	"\x14SERVER_STATE_STOPPED\x10\x052\xfc\x05\n" +
 	"\x15LanguageServerService\x12\x96\x01\n" +
 	"\x0fListDiagnostics\x12&.phantom.lsp.v1.ListDiagnosticsRequest\x1a'.phantom.lsp.v1.ListDiagnosticsResponse\"2\xc2\xf3\x18.\n" +
 	"\x10list_diagnostics\x10\x01 \x012\x10caller_directory8\x01B\x02\b\x01\x12\x95\x01\n" +
 	"\x13ListLanguageServers\x12*.phantom.lsp.v1.ListLanguageServersRequest\x1a+.phantom.lsp.v1.ListLanguageServersResponse\"%\xc2\xf3\x18!\n" +
 	"\x15list_language_servers\x10\x01 \x018\x01B\x02\b\x01\x12\x99\x01\n" +
 	"\x15RestartLanguageServer\x12,.phantom.lsp.v1.RestartLanguageServerRequest\x1a-.phantom.lsp.v1.RestartLanguageServerResponse\"#\xc2\xf3\x18\x1f\n" +
-	"\x17restart_language_server8\x01B\x02\b\x01\x12\xe2\x01\n" +
-	"\x17ConfigureLanguageServer\x12..phantom.lsp.v1.ConfigureLanguageServerRequest\x1a/.phantom.lsp.v1.ConfigureLanguageServerResponse\"f\xc2\xf3\x18b\n" +
-	"\x19configure_language_server2\x10caller_directory8\x04B\r\b\x03\x12\tworkspaceJ\tserver_idJ\blanguageJ\acommandJ\x04args\x1a\b\xc2\xf3\x18\x04lspdB;Z9github.com/phantom-dev/phantom/proto/phantom/lsp/v1;lspv1b\x06proto3"
+	"\x17restart_language_server8\x01B\x02\b\x01\x12\x8b\x02\n" +
+	"\x17ConfigureLanguageServer\x12..phantom.lsp.v1.ConfigureLanguageServerRequest\x1a/.phantom.lsp.v1.ConfigureLanguageServerResponse\"\x8e\x01\xc2\xf3\x18\x89\x01\n" +
+	"\x19configure_language_server2\x10caller_directory8\x04B\r\b\x03\x12\tworkspaceJ\tserver_idJ\blanguageJ\acommandJ\x04argsJ\x03envJ\x16initialization_optionsJ\bsettings\x1a\b\xc2\xf3\x18\x04lspdB;Z9github.com/phantom-dev/phantom/proto/phantom/lsp/v1;lspv1b\x06proto3"
 
 var (
 	file_phantom_lsp_v1_lsp_proto_rawDescOnce sync.Once

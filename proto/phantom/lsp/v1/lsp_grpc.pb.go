@@ -61,12 +61,21 @@ type LanguageServerServiceClient interface {
 	// current configuration, reopening the files it had open), e.g. after it
 	// went astray. Its diagnostics are recomputed.
 	RestartLanguageServer(ctx context.Context, in *RestartLanguageServerRequest, opts ...grpc.CallOption) (*RestartLanguageServerResponse, error)
-	// Changes how a language's server starts: command, args, env,
+	// Changes how a language server starts: command, args, env,
 	// initialization options and settings (JSON objects as strings). The new
 	// configuration is tried first, in the workspace; one that fails to start
-	// is reported and the previous one kept. A good one is saved (it outlives
-	// Phantom) and the language's running servers restart with it. Needs the
-	// `configure` permission.
+	// is reported and the previous one kept. Needs the `configure`
+	// permission.
+	//
+	// For an agent, a good configuration applies to the server of that one
+	// workspace only (not to the language's other workspaces, nor to other
+	// tabs' servers of it), until Phantom stops; it is never saved, and it
+	// runs sandboxed like every language server an agent's call starts: in
+	// the caller tab's own sandbox, or, for a caller without one, in a
+	// read-only sandbox (writes only the temporary directories). It cannot
+	// add a language or change a language's extensions. A configuration for
+	// every workspace, saved, is the human's alone (config.json's
+	// language_servers).
 	ConfigureLanguageServer(ctx context.Context, in *ConfigureLanguageServerRequest, opts ...grpc.CallOption) (*ConfigureLanguageServerResponse, error)
 }
 
@@ -154,12 +163,21 @@ type LanguageServerServiceServer interface {
 	// current configuration, reopening the files it had open), e.g. after it
 	// went astray. Its diagnostics are recomputed.
 	RestartLanguageServer(context.Context, *RestartLanguageServerRequest) (*RestartLanguageServerResponse, error)
-	// Changes how a language's server starts: command, args, env,
+	// Changes how a language server starts: command, args, env,
 	// initialization options and settings (JSON objects as strings). The new
 	// configuration is tried first, in the workspace; one that fails to start
-	// is reported and the previous one kept. A good one is saved (it outlives
-	// Phantom) and the language's running servers restart with it. Needs the
-	// `configure` permission.
+	// is reported and the previous one kept. Needs the `configure`
+	// permission.
+	//
+	// For an agent, a good configuration applies to the server of that one
+	// workspace only (not to the language's other workspaces, nor to other
+	// tabs' servers of it), until Phantom stops; it is never saved, and it
+	// runs sandboxed like every language server an agent's call starts: in
+	// the caller tab's own sandbox, or, for a caller without one, in a
+	// read-only sandbox (writes only the temporary directories). It cannot
+	// add a language or change a language's extensions. A configuration for
+	// every workspace, saved, is the human's alone (config.json's
+	// language_servers).
 	ConfigureLanguageServer(context.Context, *ConfigureLanguageServerRequest) (*ConfigureLanguageServerResponse, error)
 	mustEmbedUnimplementedLanguageServerServiceServer()
 }

@@ -1,0 +1,76 @@
+package lspd
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/lspd/servers"
+)
+
+// TestConfiner: where the language servers of each kind of caller run.
+// No agent's call gets a server outside a sandbox where the kernel can
+// sandbox; a tab whose sandbox cannot be learnt fails closed.
+func TestConfiner(t *testing.T) {
+	tabs := map[string][]string{"t1": {"--write=/work", "--write=/tmp"}, "bad": {"--write=relative"}}
+	describe := func(_ context.Context, tab string) (bool, []string, error) {
+		if tab == "gone" {
+			return false, nil, errors.New("no tab gone")
+		}
+		f, ok := tabs[tab]
+		return ok, f, nil
+	}
+	getenv := func(string) string { return "" }
+	tests := []struct {
+		name       string
+		ctx        context.Context
+		canSandbox bool
+		key        string
+		flags      string // joined; "-" for unconfined
+		label      string
+		agent      bool
+		err        string
+	}{
+		{"no guard ran: the human's own", context.Background(), true, "", "-", "as you", false, ""},
+		{"the human outside Phantom", guard.NewContext(context.Background(), guard.Caller{}), true, "", "-", "as you", false, ""},
+		{"sandboxed tab", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, TabID: "t1"}), true,
+			"t1", "--write=/work --write=/tmp", "in the sandbox of tab t1", true, ""},
+		{"sandboxed tab through the gateway", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t1"}), true,
+			"t1", "--write=/work --write=/tmp", "in the sandbox of tab t1", true, ""},
+		{"unsandboxed tab", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, TabID: "t2"}), true,
+			"t2", "--write=/tmp", "read-only sandbox", true, ""},
+		{"left its tab", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true}), true,
+			servers.OutsideTabs, "--write=/tmp", "read-only sandbox", true, ""},
+		{"kernel cannot sandbox", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t2"}), false,
+			"t2", "-", "as you, outside any sandbox (", true, ""},
+		{"sandbox unknown fails closed", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "gone"}), true,
+			"", "", "", true, "cannot learn how tab gone is sandboxed"},
+		{"bad rules fail closed", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "bad"}), true,
+			"", "", "", true, "sandbox rules of tab bad"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := confiner{describe: describe, canSandbox: tt.canSandbox, getenv: getenv}
+			conf, agent, err := c.of(tt.ctx)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("of() = %+v, %v; want an error saying %q", conf, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			flags := strings.Join(conf.Flags, " ")
+			if !conf.Confined() {
+				flags = "-"
+			}
+			if conf.Key != tt.key || agent != tt.agent || !strings.Contains(conf.Label, tt.label) ||
+				(tt.flags == "-") != (flags == "-") || !strings.Contains(flags, tt.flags) {
+				t.Errorf("of() = %+v (agent %v)\nwant key %q, flags containing %q, label containing %q, agent %v", conf, agent, tt.key, tt.flags, tt.label, tt.agent)
+			}
+		})
+	}
+}
