@@ -123,11 +123,18 @@ func (b *agentBench) start(t *testing.T, agent, name string, cmds ...[]string) (
 	var s strings.Builder
 	fmt.Fprintf(&s, "out=%s\ncd %s\n", shellQuote(out), shellQuote(b.project))
 	for i, c := range cmds {
-		fmt.Fprintf(&s, "timeout --foreground -k 5 100 %s", shellQuote(filepath.Join(b.clis, agent)))
+		limit := "100"
+		if len(c) == 0 || strings.HasPrefix(c[0], "-") {
+			limit = "8" // an interactive session on the tab's terminal, stopped after a look
+		}
+		fmt.Fprintf(&s, "timeout --foreground -k 5 %s %s", limit, shellQuote(filepath.Join(b.clis, agent)))
 		for _, a := range c {
 			s.WriteString(" " + shellQuote(a))
 		}
-		fmt.Fprintf(&s, " >\"$out/%d.log\" 2>&1\necho $? >\"$out/%d.code\"\n", i, i)
+		if limit == "100" {
+			fmt.Fprintf(&s, " >\"$out/%d.log\" 2>&1", i)
+		}
+		fmt.Fprintf(&s, "\necho $? >\"$out/%d.code\"\n", i)
 	}
 	s.WriteString("touch \"$out/done\"\nexec sleep 600\n")
 	if err := os.WriteFile(b.job(agent), []byte(s.String()), 0o600); err != nil {
@@ -311,6 +318,19 @@ func testRealCodex(t *testing.T, b *agentBench) {
 	if !strings.Contains(runs[0].out, "kept") {
 		t.Errorf("a new codex tab lost the entry the first added:\n%s", runs[0].out)
 	}
+	t.Run("no shared background server", func(t *testing.T) {
+		// Codex's TUI hands its session to a background server, one per
+		// CODEX_HOME, which would run in the first tab's sandbox for every
+		// later tab: the agent home turns it off.
+		tab, runs := b.start(t, "codex", "codex-tui", []string{"-c", `model="fake-model"`, "-c", `model_provider="fake"`, "-c", provider})
+		if runs[0].code != 124 {
+			t.Errorf("Codex's TUI did not run until stopped (exit %d); the tab shows:\n%s", runs[0].code, phantom(t, b.env, "read", tab, "-n", "40").stdout)
+		}
+		sock := filepath.Join(config.DefaultAgentHomes()["codex"].Path(b.env.Home), "app-server-control", "app-server-control.sock")
+		if _, err := os.Stat(sock); err == nil {
+			t.Errorf("Codex's TUI in an agent tab started its shared background server (%s)", sock)
+		}
+	})
 	t.Run("nested sandbox", func(t *testing.T) {
 		// Codex runs every shell command under its own bubblewrap sandbox;
 		// inside a tab's, that takes the namespace walls (another branch):
