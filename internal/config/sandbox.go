@@ -32,12 +32,18 @@ type Sandbox struct {
 }
 
 // DefaultAgentPaths are the configuration and cache paths of the agents
-// Phantom knows (DefaultAgents), as their current releases use them.
+// Phantom knows (DefaultAgents), as their current releases use them:
+// only what each needs to run. Claude Code, Codex and Gemini CLI get none
+// here: they keep their state in their agent home (DefaultAgentHomes),
+// which terminald adds to their tabs' writable paths, so their files in
+// your home, which your unsandboxed runs execute, stay out of reach. The
+// others still write their own config directories: a channel into your
+// later plain-shell runs of that agent (README, security model).
 func DefaultAgentPaths() map[string][]string {
 	return map[string][]string{
-		"claude":   {"~/.claude/", "~/.claude.json", "~/.cache/claude*", "~/.npm/"},
-		"codex":    {"~/.codex/"},
-		"gemini":   {"~/.gemini/"},
+		"claude":   {},
+		"codex":    {},
+		"gemini":   {},
 		"cursor":   {"~/.cursor/"},
 		"opencode": {"~/.config/opencode/", "~/.local/share/opencode/", "~/.local/state/opencode/", "~/.cache/opencode/"},
 		"aider":    {"~/.aider/"},

@@ -34,13 +34,18 @@ func TestLoadSandbox(t *testing.T) {
 	}
 }
 
-// TestDefaultAgentPathsValid checks that every default agent has paths and
-// that they pass the same check as configured ones.
+// TestDefaultAgentPathsValid checks that every default agent has paths or
+// an agent home, that the agents with a home write nothing else of yours,
+// and that the paths pass the same check as configured ones.
 func TestDefaultAgentPathsValid(t *testing.T) {
-	paths := DefaultAgentPaths()
+	paths, homes := DefaultAgentPaths(), DefaultAgentHomes()
 	for name := range DefaultAgents() {
-		if len(paths[name]) == 0 {
-			t.Errorf("default agent %q has no sandbox paths", name)
+		_, home := homes[name]
+		switch {
+		case !home && len(paths[name]) == 0:
+			t.Errorf("default agent %q has no sandbox paths and no agent home", name)
+		case home && len(paths[name]) != 0:
+			t.Errorf("default agent %q has an agent home but also writes %q", name, paths[name])
 		}
 	}
 	if err := (Sandbox{AgentPaths: paths}).check(); err != nil {
@@ -83,6 +88,45 @@ func TestCheckSandboxPath(t *testing.T) {
 			t.Errorf("CheckSandboxPath(%q) = %v, want nil", tt.path, err)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("CheckSandboxPath(%q) = %v, want an error about %q", tt.path, err, tt.wantErr)
+		}
+	}
+}
+
+// TestDefaultAgentHomes checks each built-in agent home: the variable the
+// agent's release reads, a directory outside Phantom's own, and seeds that
+// stay inside the places they name.
+func TestDefaultAgentHomes(t *testing.T) {
+	homes := DefaultAgentHomes()
+	for _, tt := range []struct {
+		agent, variable string
+	}{
+		{"claude", "CLAUDE_CONFIG_DIR"},
+		{"codex", "CODEX_HOME"},
+		{"gemini", "GEMINI_CLI_HOME"},
+	} {
+		h, ok := homes[tt.agent]
+		if !ok {
+			t.Errorf("no agent home for %s", tt.agent)
+			continue
+		}
+		if h.Var != tt.variable {
+			t.Errorf("%s: Var = %q, want %q", tt.agent, h.Var, tt.variable)
+		}
+		if err := h.check(); err != nil {
+			t.Errorf("%s: %v", tt.agent, err)
+		}
+		if got, want := h.Path("/home/u"), "/home/u/.local/share/phantom/agents/"+tt.agent; got != want {
+			t.Errorf("%s: Path = %q, want %q", tt.agent, got, want)
+		}
+	}
+	for _, bad := range []AgentHome{
+		{Var: "X", Dir: "../x"},
+		{Var: "X", Dir: "/abs"},
+		{Var: "X", Dir: "a", Seed: []Seed{{"a/../../b", "c"}}},
+		{Dir: "a"},
+	} {
+		if bad.check() == nil {
+			t.Errorf("check(%+v) = nil, want an error", bad)
 		}
 	}
 }

@@ -363,25 +363,37 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 // warning as its first line (and Terminal.Sandboxed false): refusing would
 // leave such a machine without agent tabs, and the warning keeps the
 // downgrade from being silent.
+//
+// An agent with an agent home (config.DefaultAgentHomes) is pointed at it
+// first, sandboxed or not, so that it keeps one state in every agent tab.
 func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
+	agent := spec.Agent
+	if agent == "" && len(spec.Command) > 0 {
+		agent = w.agentOf(spec.Command[0])
+	}
+	getenv := func(k string) string { return envValue(w.opts.Env, k) }
+	ah, err := prepareAgentHome(agent, getenv)
+	if err != nil {
+		return fmt.Errorf("tab %s: %w: %w", ts.id, err, errdefs.ErrFailedPrecondition)
+	}
+	ts.env = tabEnv(ts.env, ah.env)
+	ts.notice = ah.notice
+	if ah.notice != "" {
+		w.opts.Logger.Warn("agent tab shares a running agent server", "tab", ts.id, "agent", agent)
+	}
 	if w.landlockABI < sandbox.MinABI {
 		why := sandbox.Unavailable(w.landlockABI)
-		ts.notice = "phantom: warning: " + why + ": this tab runs NOT sandboxed"
+		ts.notice = joinLines(ts.notice, "phantom: warning: "+why+": this tab runs NOT sandboxed")
 		w.opts.Logger.Warn("sandboxed tab runs unsandboxed", "tab", ts.id, "reason", why)
 		return nil
 	}
 	if w.opts.SandboxLauncher == "" {
 		return fmt.Errorf("tab %s must run sandboxed, but this terminald has no sandbox launcher (Options.SandboxLauncher): %w", ts.id, errdefs.ErrFailedPrecondition)
 	}
-	agent := spec.Agent
-	if agent == "" && len(spec.Command) > 0 {
-		agent = w.agentOf(spec.Command[0])
-	}
-	getenv := func(k string) string { return envValue(w.opts.Env, k) }
 	s := sandbox.Spec{
 		Dir:      ts.dir,
 		Home:     getenv("HOME"),
-		Paths:    w.Config().Sandbox.PathsFor(agent),
+		Paths:    append(w.Config().Sandbox.PathsFor(agent), ah.paths...),
 		Layout:   w.opts.Layout,
 		Launcher: w.opts.SandboxLauncher,
 		TempDirs: sandbox.TempDirs(getenv),
