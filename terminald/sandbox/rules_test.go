@@ -150,13 +150,14 @@ func TestCompute(t *testing.T) {
 			wantDirs: []string{"home/.cache/claude-cli", "home/.cache/pip", "home/proj", "tmp"},
 		},
 		{
-			name: "claude's default paths: what exists",
+			// Claude's state lives in its own agent home, which
+			// terminald adds; nothing of the human's own is opened.
+			name: "claude's default paths open nothing in the home",
 			dir:  "home/proj",
 			edit: func(s *Spec, _ string) {
-				s.Paths = config.DefaultAgentPaths()["claude"] // ~/.npm/ is missing
+				s.Paths = config.DefaultAgentPaths()["claude"]
 			},
-			wantDirs:  []string{"home/.cache/claude-cli", "home/.claude", "home/proj", "tmp"},
-			wantFiles: []string{"home/.claude.json"},
+			wantDirs: []string{"home/proj", "tmp"},
 		},
 		{
 			name: "an agent path inside a protected directory is dropped",
