@@ -48,6 +48,7 @@ func buildWalls(r Rules) error {
 			unix.Close(k.fd)
 		}
 	}()
+	var created []string // by bringBack
 	steps := []struct {
 		what string
 		do   func() error
@@ -56,16 +57,25 @@ func buildWalls(r Rules) error {
 		{"make a private /dev", func() error { return privateDev(r.Devices) }},
 		{"mount the private /tmp", func() error { return privateTmp(r) }},
 		{"hide the runtime directories", func() error { return hide(r.Hide, nil) }},
-		{"keep the tab's paths in view", func() error { return bringBack(keeps) }},
+		{"keep the tab's paths in view", func() (err error) { created, err = bringBack(keeps); return err }},
 		{"hide the runtime directories beneath kept paths", func() error { return hide(r.Hide, r.Keep) }},
 		{"mask sockets", func() error { return maskSockets(r.Scan, r.Allow) }},
 		{"make the file system read-only", readOnlyAll},
 		{"make the tab's paths writable", func() error { return writable(slices.Concat(r.WriteDirs, r.WriteFiles)) }},
+		{"make the parents of kept paths read-only", func() error { return lockParents(created) }},
 		{"make kernel settings in /proc read-only", readOnlyProc},
 	}
+	// The working directory still refers to the mounts as they were (the
+	// host's, now read-only, or hidden): enter it again through the walls.
+	wd, wdErr := os.Getwd()
 	for _, s := range steps {
 		if err := s.do(); err != nil {
 			return fmt.Errorf("sandbox: %s: %w", s.what, err)
+		}
+	}
+	if wdErr == nil {
+		if err := os.Chdir(wd); err != nil {
+			return fmt.Errorf("sandbox: enter the working directory %s again inside the walls: %w", wd, err)
 		}
 	}
 	return nil
@@ -164,26 +174,69 @@ func openKeeps(paths []string) ([]kept, error) {
 
 // bringBack binds each kept path that the walls covered back where it
 // was, creating its mount point (parents first; keeps are sorted, so a
-// parent comes back before what lies in it).
-func bringBack(keeps []kept) error {
+// parent comes back before what lies in it). It returns the topmost
+// directories it had to create, for lockParents.
+func bringBack(keeps []kept) ([]string, error) {
+	var created []string
 	for _, k := range keeps {
 		var st unix.Stat_t
 		if unix.Stat(k.path, &st) == nil && st.Dev == k.st.Dev && st.Ino == k.st.Ino {
 			continue // still in view
 		}
-		if err := os.MkdirAll(filepath.Dir(k.path), 0o700); err != nil {
-			return err
+		top, err := mkdirAll(filepath.Dir(k.path))
+		if err != nil {
+			return created, err
+		}
+		if top != "" && !slices.ContainsFunc(created, func(c string) bool { return within(top, c) }) {
+			created = append(created, top)
 		}
 		if k.st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			if err := os.Mkdir(k.path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
+				return created, err
 			}
 		} else if f, err := os.OpenFile(k.path, os.O_CREATE|os.O_WRONLY, 0o600); err != nil {
-			return err
+			return created, err
 		} else {
 			f.Close()
 		}
 		if err := mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return created, err
+		}
+	}
+	return created, nil
+}
+
+// mkdirAll is os.MkdirAll that returns the topmost directory it created,
+// "" if dir existed.
+func mkdirAll(dir string) (string, error) {
+	top := ""
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == "/" {
+			break
+		}
+		top = d
+	}
+	if top == "" {
+		return "", nil
+	}
+	return top, os.MkdirAll(dir, 0o700)
+}
+
+// lockParents makes the directories bringBack created to reach a kept
+// path read-only. They stand where Phantom's own directories stand on the
+// host (its runtime directory, the MCP socket's): a tab that could write
+// there would seem to write Phantom's files, and a tool that trusts those
+// paths would read what the tab put there.
+func lockParents(dirs []string) error {
+	mounts, err := mountPoints()
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if err := mount(d, d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+		if err := mount("", d, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flagsAt(mounts, d), ""); err != nil {
 			return err
 		}
 	}
@@ -260,9 +313,12 @@ func readOnlyProc() error {
 }
 
 // dropCapabilities empties the calling thread's capability sets,
-// bounding set included, so that the program — root's too — keeps none in
-// the tab's user namespace and cannot undo the walls. Capabilities are per
-// thread: call it on the thread that execs.
+// bounding set included, so that the program — root's too — cannot undo
+// the walls. Capabilities are per thread: call it on the thread that
+// execs. The price for root: mapping uid 0 into a nested user namespace
+// takes CAP_SETFCAP (Linux 5.12), so a root tab cannot start nested
+// sandboxes that map root (bubblewrap run by root); keeping CAP_SETFCAP
+// would let it set file capabilities that hold on the host.
 func dropCapabilities() error {
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
@@ -278,3 +334,4 @@ func dropCapabilities() error {
 	}
 	return nil
 }
+

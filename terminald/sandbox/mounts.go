@@ -52,11 +52,11 @@ func privateDev(devices []string) error {
 		if k.path == "/dev/ptmx" {
 			continue // the private devpts's, below
 		}
-		if err := bringBack([]kept{k}); err != nil {
+		if _, err := bringBack([]kept{k}); err != nil {
 			return err
 		}
 	}
-	if err := bringBack(shm); err != nil {
+	if _, err := bringBack(shm); err != nil {
 		return err
 	}
 	if err := os.Mkdir("/dev/pts", 0o755); err != nil {

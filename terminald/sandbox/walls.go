@@ -23,8 +23,8 @@ func (r *Rules) wall(s Spec, dir string, private []string) error {
 		getenv = func(string) string { return "" }
 	}
 	if s.Tmp != "" {
-		if !filepath.IsAbs(s.Tmp) || filepath.Clean(s.Tmp) != s.Tmp || within(s.Tmp, "/tmp") {
-			return fmt.Errorf("sandbox: private /tmp %q must be a clean absolute path outside /tmp", s.Tmp)
+		if !filepath.IsAbs(s.Tmp) || filepath.Clean(s.Tmp) != s.Tmp || s.Tmp == "/tmp" {
+			return fmt.Errorf("sandbox: private /tmp %q must be a clean absolute path other than /tmp", s.Tmp)
 		}
 		r.Tmp = s.Tmp
 		r.WriteDirs = append(r.WriteDirs, private...)
@@ -37,7 +37,8 @@ func (r *Rules) wall(s Spec, dir string, private []string) error {
 			r.Hide = append(r.Hide, resolve(h))
 		}
 	}
-	// Allowed sockets, then everything the tab works with, stay in view.
+	// Allowed sockets, then everything the tab works with, stay in view
+	// (read-only unless writable anyway).
 	if s.Layout.MCPSocket != "" {
 		r.Allow = append(r.Allow, resolve(s.Layout.MCPSocket))
 	}
@@ -50,28 +51,41 @@ func (r *Rules) wall(s Spec, dir string, private []string) error {
 		r.Sockets = append(r.Sockets, resolve(q))
 	}
 	candidates := slices.Concat(r.Allow, []string{dir, resolve(s.Home)}, r.WriteDirs, r.WriteFiles)
+	if s.Layout.Runtime != "" {
+		// The shell integration a tab's shell sources at start.
+		candidates = append(candidates, resolve(s.Layout.ShellDir()))
+	}
 	for _, p := range candidates {
 		if covered(p) && !slices.Contains(private, p) && !slices.Contains(r.Hide, p) && p != "/tmp" {
 			r.Keep = append(r.Keep, p)
 		}
 	}
 	// A fresh runtime directory is the tab's own to write (an editor's
-	// socket, a tool's lock), unless something kept lies beneath it: a
-	// writable root covers what is bound beneath it, too.
-	for _, h := range r.Hide {
-		if !slices.ContainsFunc(r.Keep, func(k string) bool { return within(k, h) }) {
-			r.WriteDirs = append(r.WriteDirs, h)
+	// socket, a tool's lock). What is bound back beneath it is a mount of
+	// its own, read-only unless writable anyway.
+	r.WriteDirs = append(r.WriteDirs, r.Hide...)
+	// Scanned even when covered: a home bound back is in view again.
+	for _, root := range append([]string{s.Home}, ScanRoots...) {
+		r.Scan = append(r.Scan, resolve(root))
+	}
+	// A writable path bound back beneath the private /tmp stays a rule of
+	// its own: tidy would drop it as covered by /tmp, but the bind is a
+	// mount of its own, read-only unless named.
+	var keptDirs, keptFiles []string
+	for _, k := range r.Keep {
+		switch {
+		case slices.Contains(r.WriteDirs, k):
+			keptDirs = append(keptDirs, k)
+		case slices.Contains(r.WriteFiles, k):
+			keptFiles = append(keptFiles, k)
 		}
 	}
-	for _, root := range append([]string{resolve(s.Home)}, ScanRoots...) {
-		if root := resolve(root); !covered(root) {
-			r.Scan = append(r.Scan, root)
-		}
-	}
-	for _, l := range []*[]string{&r.Hide, &r.Keep, &r.Allow, &r.Scan, &r.Sockets} {
+	r.tidy()
+	r.WriteDirs = append(r.WriteDirs, keptDirs...)
+	r.WriteFiles = append(r.WriteFiles, keptFiles...)
+	for _, l := range []*[]string{&r.WriteDirs, &r.WriteFiles, &r.Hide, &r.Keep, &r.Allow, &r.Scan, &r.Sockets} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
-	r.tidy()
 	return nil
 }
