@@ -334,4 +334,3 @@ func dropCapabilities() error {
 	}
 	return nil
 }
-
