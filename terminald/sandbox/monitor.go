@@ -21,6 +21,9 @@ import (
 // namespace, where the walls go up before Landlock and the exec. It
 // returns only on failure.
 func Run(args, env []string) error {
+	if len(args) == 1 && args[0] == flagProbe {
+		return probeOutside()
+	}
 	inside := len(args) > 0 && args[0] == flagInside
 	if inside {
 		args = args[1:]
