@@ -69,7 +69,8 @@ type Rules struct {
 	// write and use ioctl on.
 	Devices []string
 	// Sockets are directories of path sockets the tab may connect to;
-	// enforced from Landlock ABI 9.
+	// enforced from Landlock ABI 9, and only without Isolate (whose walls
+	// keep Landlock off the file system; Allow is their list).
 	Sockets []string
 
 	// Isolate runs the program in a new user and mount namespace, whose
