@@ -54,6 +54,10 @@ type Spec struct {
 	// Sockets are path sockets the human allowed by name
 	// (config.Sandbox.Sockets, in its syntax): they stay connectable.
 	Sockets []string
+	// Programs are files the tab must still be able to run where the
+	// walls cover them (its program, found in a private /tmp's place);
+	// the launcher is always one.
+	Programs []string
 }
 
 // Rules are what a sandboxed tab may do beyond reading and executing.

@@ -55,6 +55,11 @@ func (r *Rules) wall(s Spec, dir string, private []string) error {
 		// The shell integration a tab's shell sources at start.
 		candidates = append(candidates, resolve(s.Layout.ShellDir()))
 	}
+	for _, p := range append([]string{s.Launcher}, s.Programs...) {
+		if filepath.IsAbs(p) {
+			candidates = append(candidates, resolve(p))
+		}
+	}
 	for _, p := range candidates {
 		if covered(p) && !slices.Contains(private, p) && !slices.Contains(r.Hide, p) && p != "/tmp" {
 			r.Keep = append(r.Keep, p)

@@ -406,6 +406,13 @@ func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
 		Tmp:      filepath.Join(w.opts.Layout.Runtime, "tmp", ts.id),
 		Sockets:  cfg.Sandbox.Sockets,
 	}
+	if len(ts.argv) > 0 {
+		if p, err := exec.LookPath(ts.argv[0]); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				s.Programs = []string{abs}
+			}
+		}
+	}
 	if err := sandbox.EnsureDirs(s); err != nil {
 		return fmt.Errorf("tab %s: %w: %w", ts.id, err, errdefs.ErrFailedPrecondition)
 	}
