@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
@@ -416,4 +417,79 @@ func mkdirTempIn(t *testing.T, dir, prefix string) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestWallsJobControl: behind the walls a sandboxed shell still does job
+// control through `phantom attach`: Ctrl-C interrupts the foreground job,
+// Ctrl-Z stops it and fg resumes it, a window-size change reaches it, an
+// exit status is the program's, and closing the tab ends it.
+func TestWallsJobControl(t *testing.T) {
+	requireWalls(t)
+	in := startPhantom(t)
+	work := filepath.Join(in.env.Home, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := in.run("new", "--sandbox", "--dir", work)
+	if err != nil {
+		t.Fatalf("phantom new --sandbox: %v\n%s", err, out)
+	}
+	id := strings.TrimSpace(string(out))
+	c := in.attach(t, 100, 30, nil, id)
+	c.waitText("private mount namespace")
+	c.send("echo ready-$((2*3))\r")
+	c.waitText("ready-6")
+
+	// Each key goes in once the job runs: typed earlier, bash's line
+	// editor would take it.
+	startJob := func(tag string) {
+		c.send("echo " + tag + "-$((1+1)); sleep 100\r")
+		c.waitText(tag + "-2")
+		time.Sleep(300 * time.Millisecond)
+	}
+	startJob("first")
+	c.send("\x03")
+	c.send("echo int=$?\r")
+	c.waitText("int=130")
+
+	startJob("second")
+	c.send("\x1a")
+	c.waitText("Stopped")
+	c.send("fg\r")
+	time.Sleep(500 * time.Millisecond) // bash resumes the job and waits
+	c.send("\x03")
+	c.send("echo fg=$?\r")
+	c.waitText("fg=130")
+
+	c.resize(120, 40)
+	c.send("stty size\r")
+	c.waitText("39 120") // the status line takes a row
+
+	c.send("sh -c 'exit 7'; echo sub=$?\r")
+	c.waitText("sub=7")
+
+	// The shell and its parent (the launcher, the tab's leader, when
+	// sandboxed) end when the tab is closed.
+	c.send("echo pids=$$,$PPID,\r")
+	var pids []int
+	c.waitFor("the shell's pids", func(text string) bool {
+		i := strings.LastIndex(text, "pids=") // the output, not the command line
+		if i < 0 {
+			return false
+		}
+		rest := text[i+len("pids="):]
+		pids = nil
+		for _, f := range strings.Split(rest, ",")[:2] {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+				pids = append(pids, n)
+			}
+		}
+		return len(pids) == 2
+	})
+	if out, err := in.run("close", id); err != nil {
+		t.Fatalf("phantom close %s: %v\n%s", id, err, out)
+	}
+	eventually(t, "the tab's shell and leader to end after close", func() (bool, string) {
+		return !running(pids[0]) && !running(pids[1]), fmt.Sprintf("pids %v", pids)
+	})
 }
