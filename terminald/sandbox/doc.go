@@ -40,9 +40,9 @@
 //     own PTY has no name there, so tty(1) says "not a tty" and ttyname(3)
 //     fails; programs that reopen their terminal by name should use
 //     /dev/tty;
-//   - a private /tmp: a directory of the tab's own on the host (under
-//     Phantom's runtime directory, tmp/<tab id>, so the human can look
-//     into it; emptied when the tab starts and ends) bound on /tmp. This
+//   - a private /tmp: a fresh directory of the tab's own on the host
+//     (under Phantom's runtime directory, tmp/<tab id>/run-*, so the human
+//     can look into it; removed when the program ends) bound on /tmp. This
 //     also leaves Phantom's runtime directory out of the tab's /tmp when
 //     XDG_RUNTIME_DIR is unset and it lives there;
 //   - fresh, private tmpfs mounts over $XDG_RUNTIME_DIR and Phantom's

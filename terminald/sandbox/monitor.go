@@ -36,7 +36,7 @@ func Run(args, env []string) error {
 		return err
 	}
 	if r.Isolate && !inside {
-		return monitor(r, args, env)
+		return monitor(r, argv, env)
 	}
 	if inside && !r.Isolate {
 		return errors.New("sandbox: the second stage (--inside) needs --isolate")
@@ -70,25 +70,33 @@ func namespaceAttr() *syscall.SysProcAttr {
 // reach the program directly, as the foreground group.
 var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT}
 
-// monitor is the first stage. It creates the private /tmp's directory,
-// starts the second stage and waits for it. When its standard input is a
-// terminal whose foreground group it is in (a tab), the program gets a
-// process group of its own and the foreground, so that job control and
-// the terminal's signals are the program's alone and the tab shows the
+// monitor is the first stage. It creates the private /tmp, starts the
+// second stage and waits for it. When its standard input is a terminal
+// whose foreground group it is in (a tab), the program gets a process
+// group of its own and the foreground, so that job control and the
+// terminal's signals are the program's alone and the tab shows the
 // program's name, not the launcher's. It ends as the program ended: the
 // same exit status, or death by the same signal.
-func monitor(r Rules, args, env []string) error {
+//
+// The private /tmp is a fresh directory in r.Tmp for each run, removed
+// when the program ends: a tab id used again must not find another tab's
+// files, and the launcher removes nothing it did not create.
+func monitor(r Rules, argv, env []string) error {
 	if r.Tmp != "" {
-		// Fresh for each run: a tab id used again must not find another
-		// tab's files.
-		if err := os.RemoveAll(r.Tmp); err != nil {
-			return fmt.Errorf("sandbox: clear the private /tmp %s: %w", r.Tmp, err)
+		if err := ownDirOrNothing(r.Tmp); err != nil {
+			return err
 		}
 		if err := os.MkdirAll(r.Tmp, 0o700); err != nil {
-			return fmt.Errorf("sandbox: create the private /tmp %s: %w", r.Tmp, err)
+			return fmt.Errorf("sandbox: create the private /tmp's directory %s: %w", r.Tmp, err)
 		}
-		defer os.RemoveAll(r.Tmp)
+		run, err := os.MkdirTemp(r.Tmp, "run-")
+		if err != nil {
+			return fmt.Errorf("sandbox: create the private /tmp in %s: %w", r.Tmp, err)
+		}
+		defer os.RemoveAll(run)
+		r.Tmp = run
 	}
+	args := r.Argv("", argv)[2:]
 	// Pdeathsig fires when the thread that started the child ends.
 	runtime.LockOSThread()
 	cmd := exec.Command("/proc/self/exe", slices.Concat([]string{Command, flagInside}, args)...)
@@ -134,9 +142,25 @@ func monitor(r Rules, args, env []string) error {
 		return fmt.Errorf("sandbox: wait for the program: %w", err)
 	}
 	if r.Tmp != "" {
-		os.RemoveAll(r.Tmp)
+		os.RemoveAll(r.Tmp) // exitAs does not return to the deferred call
 	}
 	exitAs(ws)
+	return nil
+}
+
+// ownDirOrNothing refuses a path that exists and is not a directory (a
+// symbolic link counts as not) owned by the calling user: the private
+// /tmp goes in a directory of the user's own, never through a link.
+func ownDirOrNothing(p string) error {
+	var st unix.Stat_t
+	switch err := unix.Lstat(p, &st); {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err != nil:
+		return fmt.Errorf("sandbox: private /tmp %s: %w", p, err)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid():
+		return fmt.Errorf("sandbox: private /tmp %s exists and is not a directory of uid %d; refusing to empty it", p, os.Getuid())
+	}
 	return nil
 }
 

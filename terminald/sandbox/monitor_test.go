@@ -102,8 +102,8 @@ func TestMonitorForwardsSignals(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := os.Stat(filepath.Join(work, "tmp")); err != nil {
-		t.Errorf("the private /tmp's directory does not exist while the program runs: %v", err)
+	if runs, _ := filepath.Glob(filepath.Join(work, "tmp", "run-*")); len(runs) != 1 {
+		t.Errorf("the private /tmp's directories while the program runs: %q, want one", runs)
 	}
 	c.Process.Signal(syscall.SIGTERM)
 	err := c.Wait()
@@ -111,7 +111,34 @@ func TestMonitorForwardsSignals(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(out.String(), "got-term") {
 		t.Errorf("after SIGTERM to the monitor: %v, output %q; want the program's trap to run and exit 3", err, out.String())
 	}
-	if _, err := os.Stat(filepath.Join(work, "tmp")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the private /tmp's directory is still there after the program ended: %v", err)
+	if runs, _ := filepath.Glob(filepath.Join(work, "tmp", "run-*")); len(runs) != 0 {
+		t.Errorf("the private /tmp is still there after the program ended: %q", runs)
+	}
+}
+
+// TestOwnDirOrNothing checks what the launcher agrees to empty as a
+// private /tmp.
+func TestOwnDirOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	link := filepath.Join(dir, "link")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		p  string
+		ok bool
+	}{
+		{dir, true},
+		{filepath.Join(dir, "missing"), true},
+		{file, false},
+		{link, false},
+	} {
+		if err := ownDirOrNothing(tt.p); (err == nil) != tt.ok {
+			t.Errorf("ownDirOrNothing(%s) = %v, want ok %v", tt.p, err, tt.ok)
+		}
 	}
 }
