@@ -70,6 +70,9 @@ func namespaceAttr() *syscall.SysProcAttr {
 // reach the program directly, as the foreground group.
 var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT}
 
+// stopSignals stop a process from the terminal; the monitor never stops.
+var stopSignals = []os.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
+
 // monitor is the first stage. It creates the private /tmp, starts the
 // second stage and waits for it. When its standard input is a terminal
 // whose foreground group it is in (a tab), the program gets a process
@@ -110,8 +113,10 @@ func monitor(r Rules, argv, env []string) error {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	// Stopped from the terminal only with the program, never alone.
-	signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	// Stopped from the terminal only with the program, never alone. Caught
+	// and dropped rather than ignored: an ignored signal would stay
+	// ignored in the program, a caught one is reset by exec.
+	signal.Notify(sigs, stopSignals...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("sandbox: start %s in a new user and mount namespace: %w (%s)", cmd.Args[len(cmd.Args)-1], err, NamespaceHint)
 	}
@@ -121,6 +126,9 @@ func monitor(r Rules, argv, env []string) error {
 			select {
 			case s := <-sigs:
 				sig := s.(syscall.Signal)
+				if slices.Contains(stopSignals, s) {
+					continue
+				}
 				if !ownGroup && (sig == syscall.SIGINT || sig == syscall.SIGQUIT) {
 					continue // the program, in our group, got its own copy
 				}

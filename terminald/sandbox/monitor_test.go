@@ -142,3 +142,18 @@ func TestOwnDirOrNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorLeavesDispositions checks that the walled program starts
+// with no signal ignored: the monitor catches what it must not die or stop
+// from, and an ignored signal would stay ignored in the program (a Ctrl-Z
+// that stops nothing).
+func TestMonitorLeavesDispositions(t *testing.T) {
+	requireIsolation(t)
+	out, err := isolated(t, t.TempDir(), "exec grep ^SigIgn: /proc/self/status").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); len(got) != 2 || strings.Trim(got[1], "0") != "" {
+		t.Errorf("the walled program starts with %q, want no signal ignored", out)
+	}
+}
