@@ -265,6 +265,7 @@ func requireBwrap(t *testing.T) string {
 const wallsProbe = `tag=$1 py=$2 bwrap=$3 target=$4 tty=$5 sock=$6
 try() { if (eval "$2") >/dev/null 2>&1; then echo "$tag:$1=ok"; else echo "$tag:$1=denied"; fi; }
 try nested '"$bwrap" --ro-bind / / --dev /dev --unshare-user true'
+try nested-proc '"$bwrap" --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-user true'
 try nested-write '"$bwrap" --bind / / --dev /dev --unshare-user sh -c "echo pwned >$target"'
 try human-tty 'printf x >"$tty"'
 try human-socket '"$py" -c "$CONNECT" "$sock"'
@@ -332,7 +333,7 @@ func TestAdversarialWallsAsNobody(t *testing.T) {
 		return probeOutcomes(t, tag, func() string { return run("read", id, "-n", "100") })
 	}
 	got := probe("sbx", "--sandbox")
-	for name, want := range map[string]string{"nested": "ok", "nested-write": "denied", "human-tty": "denied", "human-socket": "denied", "new-pty": "ok", "tmp": "ok"} {
+	for name, want := range map[string]string{"nested": "ok", "nested-proc": "ok", "nested-write": "denied", "human-tty": "denied", "human-socket": "denied", "new-pty": "ok", "tmp": "ok"} {
 		if got[name] != want {
 			t.Errorf("sandboxed tab of nobody's instance: %s %s, want %s (all: %v)", name, outcomeOrMissing(got[name]), want, got)
 		}

@@ -61,7 +61,9 @@
 //     ControlMaster sockets, gpg-agent, the system bus;
 //   - every mount read-only but the writable paths (bound again, writable)
 //     and /proc, whose sysctls, SysRq trigger and interrupt, bus and fs
-//     settings are read-only;
+//     settings are read-only for a root tab (others' file modes refuse
+//     those writes already, and a whole /proc lets a nested sandbox mount
+//     its own);
 //   - no capabilities: the program, root's too, starts with empty sets,
 //     bounding set included, so it cannot undo any of this; the mounts it
 //     inherits are locked in any namespace it makes below.
@@ -91,7 +93,8 @@
 //   - supplementary groups show as nogroup, other users' files as nobody;
 //   - a tab run by root cannot start a nested sandbox that maps root:
 //     mapping uid 0 into a new user namespace takes CAP_SETFCAP, which
-//     would let it set file capabilities that hold on the host;
+//     would let it set file capabilities that hold on the host; nor one
+//     that mounts a /proc of its own (its /proc is partly covered);
 //   - on a machine without unprivileged user namespaces there are no
 //     walls: the tab runs under Landlock alone (writes limited by its
 //     rules, /dev/pts allowed whole, path sockets reachable, nested

@@ -22,12 +22,14 @@ const (
 	MaxScanDepth = 4
 )
 
-// procReadOnly are the parts of /proc a tab sees read-only. Landlock must
-// let a tab write /proc (a nested sandbox writes its own
-// /proc/self/uid_map, whose pid no rule can name in advance); these are
-// what else a write there could reach: sysctls (which root writes by file
-// mode alone), the SysRq trigger, interrupt and bus settings. Docker and
-// Flatpak keep the same list read-only.
+// procReadOnly are the parts of /proc a root tab sees read-only. /proc
+// stays writable (a nested sandbox writes its own /proc/self/uid_map);
+// these are what else a write there could reach: sysctls, which root
+// writes by file mode alone, capabilities or not, the SysRq trigger,
+// interrupt and bus settings — Docker keeps the same list read-only.
+// Everyone else's file modes already refuse those writes, and leaving
+// /proc whole lets a nested sandbox mount a /proc of its own (bubblewrap's
+// --proc): the kernel refuses that where parts of /proc are covered.
 var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
 
 // buildWalls runs inside the new user and mount namespace (the launcher's
@@ -294,10 +296,13 @@ func findSockets(root string, max, depth int) []string {
 	return socks
 }
 
-// readOnlyProc remounts procReadOnly read-only (the flags /proc has,
-// nosuid, nodev and noexec, must be kept: they are locked in a user
+// readOnlyProc remounts procReadOnly read-only for root (the flags /proc
+// has, nosuid, nodev and noexec, must be kept: they are locked in a user
 // namespace).
 func readOnlyProc() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
 	for _, p := range procReadOnly {
 		if _, err := os.Lstat(p); err != nil {
 			continue
