@@ -106,6 +106,11 @@ func newAttacker(t *testing.T, env *testenv.Env, name string, flags ...string) *
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	args := append([]string{"new", "--name", name}, flags...)
+	if slices.Contains(flags, "--sandbox") && !slices.Contains(flags, "--dir") {
+		// The job files are in the test's /tmp, which a sandboxed tab
+		// does not see (it has its own) unless it is the tab's directory.
+		args = append(args, "--dir", dir)
+	}
 	args = append(args, "--", "sh", "-c", attackerLoop, "attacker", dir)
 	a := &attacker{t: t, env: env, dir: dir}
 	a.tab = strings.TrimSpace(mustPhantom(t, env, args...))

@@ -9,22 +9,19 @@ import (
 )
 
 // sandboxCmd is the launcher terminald starts a sandboxed tab's program
-// through: it confines itself with Landlock and execs the program, so the
-// process terminald started stays the tab's leader (see terminald/sandbox
-// for why a launcher at all). Its arguments come from terminald, so it
+// through (sandbox.Run): it confines itself with Landlock and execs the
+// program or, with --isolate, stays as the tab's leader and monitor of a
+// second stage that builds the walls of a private mount namespace first
+// (see terminald/sandbox). Its arguments come from Rules.Argv, so it
 // parses them itself, strictly, instead of through cobra's flags.
 func sandboxCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                sandbox.Command + " --write=DIR... -- PROGRAM [ARG...]",
-		Short:              "Run PROGRAM confined by Landlock (terminald starts sandboxed tabs with this)",
+		Use:                sandbox.Command + " [--isolate] --write=DIR... -- PROGRAM [ARG...]",
+		Short:              "Run PROGRAM confined by Landlock and, with --isolate, a private mount namespace (terminald starts sandboxed tabs with this)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			rules, argv, err := sandbox.ParseArgs(args)
-			if err != nil {
-				return err
-			}
-			return sandbox.Exec(rules, argv, os.Environ())
+			return sandbox.Run(args, os.Environ())
 		},
 	}
 }

@@ -220,7 +220,7 @@ func TestSandboxTab(t *testing.T) {
 	}
 	json.Unmarshal([]byte(mustPhantom(t, env, "status", "--json")), &iso)
 	abi := sandbox.ABI()
-	if want, _ := sandbox.Describe(abi); iso.Isolation != want {
+	if want, _ := sandbox.Describe(abi, sandbox.ProbeWalls(bin)); iso.Isolation != want {
 		t.Errorf("status isolation = %q, want %q", iso.Isolation, want)
 	}
 	if !strings.Contains(mustPhantom(t, env, "status"), "isolation   "+iso.Isolation) {

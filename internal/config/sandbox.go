@@ -29,6 +29,12 @@ type Sandbox struct {
 	// unsandboxed programs trust (a build cache, ~/.cargo/bin) is a way out
 	// of the sandbox for whoever can write it.
 	Writable []string `json:"writable,omitempty"`
+	// Sockets lists path (named) Unix sockets a sandboxed tab may still
+	// connect to, e.g. "~/.docker/run/docker.sock": by default a sandboxed
+	// tab reaches no socket but the MCP socket and its own. Each is one
+	// socket, named exactly (no pattern, no trailing "/"); allowing one
+	// hands the tab whatever that socket's server lets its user do.
+	Sockets []string `json:"sockets,omitempty"`
 }
 
 // DefaultAgentPaths are the configuration and cache paths of the agents
@@ -77,6 +83,11 @@ func (s Sandbox) check() error {
 			return fmt.Errorf("sandbox.writable: %w", err)
 		}
 	}
+	for _, p := range s.Sockets {
+		if err := CheckSandboxSocket(p); err != nil {
+			return fmt.Errorf("sandbox.sockets: %w", err)
+		}
+	}
 	for _, agent := range slices.Sorted(maps.Keys(s.AgentPaths)) {
 		for _, p := range s.AgentPaths[agent] {
 			if err := CheckSandboxPath(p); err != nil {
@@ -118,6 +129,22 @@ func CheckSandboxPath(p string) error {
 	}
 	if _, err := filepath.Match(body, ""); err != nil {
 		return fmt.Errorf("path %q: bad pattern: %w", p, err)
+	}
+	return nil
+}
+
+// CheckSandboxSocket reports whether p names one socket the way
+// sandbox.sockets accepts: a CheckSandboxPath path without a pattern or a
+// trailing "/", since a socket is allowed by its exact name.
+func CheckSandboxSocket(p string) error {
+	if err := CheckSandboxPath(p); err != nil {
+		return err
+	}
+	switch {
+	case strings.HasSuffix(p, "/"):
+		return fmt.Errorf("socket %q ends in /: name the socket itself, not a directory", p)
+	case strings.ContainsAny(p, `*?[\`):
+		return fmt.Errorf("socket %q is a pattern: name each socket exactly", p)
 	}
 	return nil
 }

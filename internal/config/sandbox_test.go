@@ -130,3 +130,26 @@ func TestDefaultAgentHomes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSandboxSocket checks which names sandbox.sockets accepts.
+func TestCheckSandboxSocket(t *testing.T) {
+	for _, tt := range []struct {
+		p       string
+		wantErr string
+	}{
+		{"/run/docker.sock", ""},
+		{"~/.docker/run/docker.sock", ""},
+		{"/run/user/1000/bus", ""},
+		{"", "empty"},
+		{"docker.sock", "neither absolute"},
+		{"~/.ssh/", "ends in /"},
+		{"/tmp/ssh-*/agent.*", "pattern"},
+		{"/run/../etc/x", "clean"},
+		{"~other/x", "only ~/"},
+	} {
+		err := CheckSandboxSocket(tt.p)
+		if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("CheckSandboxSocket(%q) = %v, want an error containing %q", tt.p, err, tt.wantErr)
+		}
+	}
+}

@@ -14,16 +14,28 @@ import (
 const Command = "+sandbox"
 
 // The launcher's flags, one path each, always written --flag=PATH so that
-// no path can be mistaken for a flag.
+// no path can be mistaken for a flag; flagIsolate alone takes no value.
 const (
 	flagWrite     = "--write"
 	flagWriteFile = "--write-file"
 	flagDevice    = "--device"
 	flagConnect   = "--connect"
+	flagIsolate   = "--isolate"
+	flagTmp       = "--tmp"
+	flagHide      = "--hide"
+	flagKeep      = "--keep"
+	flagAllow     = "--allow"
+	flagScan      = "--scan"
 )
 
+// flagInside marks the second stage of an isolating launcher: the child
+// it started in the new namespaces (see Run). It is only ever first.
+const flagInside = "--inside"
+
 // Argv returns the command line that runs argv under r: launcher (the
-// phantom binary), Command, r's flags, "--", then argv.
+// phantom binary), Command, r's flags, "--", then argv. It is the one way
+// to start a program in a sandbox: everything the launcher needs is on the
+// command line, so a daemon can run it with plain os/exec.
 func (r Rules) Argv(launcher string, argv []string) []string {
 	out := append([]string{launcher, Command}, r.Flags()...)
 	out = append(out, "--")
@@ -35,6 +47,12 @@ func (r Rules) Argv(launcher string, argv []string) []string {
 // travel to the daemons that start programs in its sandbox.
 func (r Rules) Flags() []string {
 	var out []string
+	if r.Isolate {
+		out = append(out, flagIsolate)
+	}
+	if r.Tmp != "" {
+		out = append(out, flagTmp+"="+r.Tmp)
+	}
 	for _, f := range r.fields() {
 		for _, p := range *f.paths {
 			out = append(out, f.flag+"="+p)
@@ -52,8 +70,8 @@ func ParseFlags(flags []string) (Rules, error) {
 
 // ParseArgs parses the launcher's arguments (what follows Command): the
 // rule flags, "--", then the program and its arguments. It is strict —
-// every path absolute and clean, the program present — because anything
-// else did not come from terminald.
+// every path absolute and clean, the program present, walls asked for
+// only with --isolate — because anything else did not come from Argv.
 func ParseArgs(args []string) (Rules, []string, error) {
 	var r Rules
 	for i, a := range args {
@@ -61,17 +79,31 @@ func ParseArgs(args []string) (Rules, []string, error) {
 			if i+1 == len(args) || args[i+1] == "" {
 				return Rules{}, nil, errors.New("sandbox: no program after --")
 			}
+			if !r.Isolate && (r.Tmp != "" || len(r.Hide)+len(r.Keep)+len(r.Allow)+len(r.Scan) > 0) {
+				return Rules{}, nil, errors.New("sandbox: --tmp, --hide, --keep, --allow and --scan need --isolate")
+			}
 			return r, args[i+1:], nil
+		}
+		if a == flagIsolate {
+			r.Isolate = true
+			continue
 		}
 		name, p, ok := strings.Cut(a, "=")
 		f := r.field(name)
 		switch {
-		case f == nil || !ok:
-			return Rules{}, nil, fmt.Errorf("sandbox: unknown argument %q; want --write=, --write-file=, --device= or --connect= with a path, then -- and the program", a)
+		case (f == nil && name != flagTmp) || !ok:
+			return Rules{}, nil, fmt.Errorf("sandbox: unknown argument %q; want --isolate, or --write=, --write-file=, --device=, --connect=, --tmp=, --hide=, --keep=, --allow= or --scan= with a path, then -- and the program", a)
 		case p == "" || strings.IndexByte(p, 0) >= 0 || !filepath.IsAbs(p) || filepath.Clean(p) != p:
 			return Rules{}, nil, fmt.Errorf("sandbox: %s: %q is not a clean absolute path", name, p)
+		case name == flagTmp && r.Tmp != "":
+			return Rules{}, nil, fmt.Errorf("sandbox: --tmp given twice (%s and %s); a tab has one /tmp", r.Tmp, p)
+		case name == flagTmp && p == "/tmp":
+			return Rules{}, nil, errors.New("sandbox: --tmp=/tmp would mount /tmp on itself; name the tab's own directory")
+		case name == flagTmp:
+			r.Tmp = p
+		default:
+			*f.paths = append(*f.paths, p)
 		}
-		*f.paths = append(*f.paths, p)
 	}
 	return Rules{}, nil, errors.New("sandbox: missing -- before the program")
 }
@@ -88,6 +120,10 @@ func (r *Rules) fields() []ruleField {
 		{flagWriteFile, &r.WriteFiles},
 		{flagDevice, &r.Devices},
 		{flagConnect, &r.Sockets},
+		{flagHide, &r.Hide},
+		{flagKeep, &r.Keep},
+		{flagAllow, &r.Allow},
+		{flagScan, &r.Scan},
 	}
 }
 

@@ -15,6 +15,12 @@ func TestArgvRoundTrip(t *testing.T) {
 		WriteFiles: []string{"/home/u/.claude.json"},
 		Devices:    []string{"/dev/null", "/dev/pts"},
 		Sockets:    []string{"/home/u/.cache/phantom"},
+		Isolate:    true,
+		Tmp:        "/run/user/1/phantom/tmp/t3",
+		Hide:       []string{"/run/user/1"},
+		Keep:       []string{"/home/u/.cache/phantom/dev.sock", "/tmp/proj"},
+		Allow:      []string{"/home/u/.cache/phantom/dev.sock"},
+		Scan:       []string{"/home/u", "/run"},
 	}
 	argv := []string{"bash", "--posix", "--", "--write=/etc"}
 	full := r.Argv("/usr/bin/phantom", argv)
@@ -59,6 +65,13 @@ func TestParseArgsErrors(t *testing.T) {
 		{"dot-dot", []string{"--write-file=/home/u/../../etc/passwd", "--", "sh"}, "clean absolute"},
 		{"trailing slash", []string{"--connect=/run/", "--", "sh"}, "clean absolute"},
 		{"NUL", []string{"--write=/tmp\x00/etc", "--", "sh"}, "clean absolute"},
+		{"isolate with a value", []string{"--isolate=1", "--", "sh"}, "unknown argument \"--isolate=1\""},
+		{"tmp twice", []string{"--isolate", "--tmp=/a", "--tmp=/b", "--", "sh"}, "--tmp given twice"},
+		{"tmp on itself", []string{"--isolate", "--tmp=/tmp", "--", "sh"}, "mount /tmp on itself"},
+		{"tmp relative", []string{"--isolate", "--tmp=t3", "--", "sh"}, "--tmp: \"t3\" is not a clean absolute path"},
+		{"walls without isolate", []string{"--hide=/run/user/1", "--", "sh"}, "need --isolate"},
+		{"tmp without isolate", []string{"--tmp=/x", "--", "sh"}, "need --isolate"},
+		{"inside is not a rule", []string{"--inside", "--", "sh"}, "unknown argument \"--inside\""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, argv, err := ParseArgs(tt.args)
@@ -78,6 +91,8 @@ func FuzzParseArgs(f *testing.F) {
 	f.Add("--\n--")
 	f.Add("--write=/a/../b\n--\nsh")
 	f.Add("--write\n/a\n--\nsh")
+	f.Add("--isolate\n--tmp=/r/t1\n--hide=/run/user/1\n--keep=/k\n--allow=/s.sock\n--scan=/run\n--\nsh")
+	f.Add("--tmp=/a\n--\nsh")
 	f.Fuzz(func(t *testing.T, in string) {
 		args := strings.Split(in, "\n")
 		r, argv, err := ParseArgs(args)
@@ -86,6 +101,9 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		if len(argv) == 0 || argv[0] == "" {
 			t.Fatalf("ParseArgs(%q) accepted no program: %q", args, argv)
+		}
+		if r.Tmp != "" && (!r.Isolate || r.Tmp == "/tmp" || !filepath.IsAbs(r.Tmp) || filepath.Clean(r.Tmp) != r.Tmp) {
+			t.Fatalf("ParseArgs(%q) accepted --tmp=%q (isolate %v)", args, r.Tmp, r.Isolate)
 		}
 		for _, f := range r.fields() {
 			for _, p := range *f.paths {

@@ -70,7 +70,8 @@ func (r Rules) landlockRules(abi int) []landlock.Rule {
 	return rules
 }
 
-// Exec confines the calling process with r and replaces it with argv (the
+// Exec confines the calling process with r — inside the namespaces the
+// first stage made, after building r's walls (buildWalls) — and replaces it with argv (the
 // program looked up in $PATH), keeping env. It returns only on failure,
 // and never runs argv unconfined: a kernel below MinABI is an error.
 //
@@ -88,7 +89,23 @@ func Exec(r Rules, argv, env []string) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	fd, flags, err := landlockConfig(abi).NewRulesetFD(r.landlockRules(abi)...)
+	// Never unlocked: if exec fails, the thread is confined and must not
+	// serve other goroutines; it ends with the process. Capabilities,
+	// no_new_privs and Landlock are the calling thread's.
+	runtime.LockOSThread()
+	if r.Isolate {
+		if err := buildWalls(r); err != nil {
+			return err
+		}
+	}
+	cfg, rules := landlockConfig(abi), r.landlockRules(abi)
+	if r.Isolate {
+		// The walls hold writes and devices. A Landlock domain that
+		// handles any file-system right forbids every mount, which would
+		// break the nested sandboxes agents run (bubblewrap): scopes only.
+		cfg.HandledAccessFS, rules = 0, nil
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return fmt.Errorf("sandbox: build the Landlock ruleset: %w", err)
 	}
@@ -96,14 +113,16 @@ func Exec(r Rules, argv, env []string) error {
 		return fmt.Errorf("sandbox: Landlock ABI %d produced no ruleset", abi)
 	}
 	defer unix.Close(fd)
-	// Never unlocked: if exec fails, the thread is confined and must not
-	// serve other goroutines; it ends with the process.
-	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: set no_new_privs: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: landlock_restrict_self: %w", err)
+	}
+	if r.Isolate {
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
 	}
 	if err := syscall.Exec(path, argv, env); err != nil {
 		return fmt.Errorf("sandbox: exec %s: %w", path, err)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,26 +124,32 @@ func TestLandlockConfig(t *testing.T) {
 	}
 }
 
-// TestDescribe checks the isolation report for each kind of kernel.
+// TestDescribe checks the isolation report for each kind of kernel and
+// machine: every wall that does not hold is named.
 func TestDescribe(t *testing.T) {
+	noNS := errors.New("user namespaces are off")
 	for _, tt := range []struct {
-		abi    int
-		ok     bool
-		wantIn string
+		abi     int
+		walls   error
+		ok      bool
+		warning bool
+		wantIn  []string
 	}{
-		{0, false, "no Landlock"},
-		{3, false, "ABI 3 cannot scope"},
-		{5, false, "NOT sandboxed"},
-		{6, true, "path-socket connects are not limited before ABI 9"},
-		{7, true, "Landlock ABI 7: agent tabs are sandboxed (writes, signals, abstract sockets)"},
-		{9, true, "path-socket connects)"},
+		{0, nil, false, true, []string{"no Landlock", "NOT sandboxed"}},
+		{3, nil, false, true, []string{"ABI 3 cannot scope"}},
+		{5, noNS, false, true, []string{"NOT sandboxed"}},
+		{6, noNS, true, true, []string{"ABI 6", "NOT for terminal devices or path sockets", "nested sandboxes (bwrap) fail", "user namespaces are off"}},
+		{7, nil, true, false, []string{"Landlock ABI 7 and a private mount namespace", "terminal devices, path sockets", "not held: a path socket created after the tab started"}},
+		{9, nil, true, false, []string{"ABI 9", "abstract sockets"}},
 	} {
-		got, ok := Describe(tt.abi)
-		if ok != tt.ok || !strings.Contains(got, tt.wantIn) || strings.Contains(got, "\n") {
-			t.Errorf("Describe(%d) = %q, %v; want %v and %q on one line", tt.abi, got, ok, tt.ok, tt.wantIn)
+		got, ok := Describe(tt.abi, tt.walls)
+		for _, w := range tt.wantIn {
+			if !strings.Contains(got, w) {
+				t.Errorf("Describe(%d, %v) = %q, want it to contain %q", tt.abi, tt.walls, got, w)
+			}
 		}
-		if !ok && !strings.HasPrefix(got, "warning: ") {
-			t.Errorf("Describe(%d) = %q, want a warning", tt.abi, got)
+		if ok != tt.ok || strings.Contains(got, "\n") || strings.HasPrefix(got, "warning: ") != tt.warning {
+			t.Errorf("Describe(%d, %v) = %q, %v; want sandboxed %v, a warning %v, one line", tt.abi, tt.walls, got, ok, tt.ok, tt.warning)
 		}
 	}
 }

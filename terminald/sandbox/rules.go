@@ -41,9 +41,23 @@ type Spec struct {
 	// nil.
 	TempDirs []string
 	// Getenv reads the environment tabs inherit, for ZDOTDIR and
-	// XDG_CONFIG_HOME (where more shell startup files live). nil reads
-	// nothing.
+	// XDG_CONFIG_HOME (where more shell startup files live), and
+	// XDG_RUNTIME_DIR (hidden when Isolate). nil reads nothing.
 	Getenv func(string) string
+	// Isolate asks for the walls a private mount namespace builds (see
+	// the package doc): a private devpts, hidden runtime directories and
+	// masked sockets. Only set it where ProbeWalls succeeded.
+	Isolate bool
+	// Tmp, with Isolate, is the host directory that becomes the tab's
+	// private /tmp; the launcher creates it. "" keeps the shared /tmp.
+	Tmp string
+	// Sockets are path sockets the human allowed by name
+	// (config.Sandbox.Sockets, in its syntax): they stay connectable.
+	Sockets []string
+	// Programs are files the tab must still be able to run where the
+	// walls cover them (its program, found in a private /tmp's place);
+	// the launcher is always one.
+	Programs []string
 }
 
 // Rules are what a sandboxed tab may do beyond reading and executing.
@@ -59,8 +73,30 @@ type Rules struct {
 	// write and use ioctl on.
 	Devices []string
 	// Sockets are directories of path sockets the tab may connect to;
-	// enforced from Landlock ABI 9.
+	// enforced from Landlock ABI 9, and only without Isolate (whose walls
+	// keep Landlock off the file system; Allow is their list).
 	Sockets []string
+
+	// Isolate runs the program in a new user and mount namespace, whose
+	// walls the fields below describe (see the package doc); without it
+	// they must be empty.
+	Isolate bool
+	// Tmp is the host directory mounted at /tmp; "" keeps the shared one.
+	Tmp string
+	// Hide are directories covered by a fresh, private tmpfs: the runtime
+	// directories, where the daemons', the editor's, the session bus's
+	// and most agents' sockets live.
+	Hide []string
+	// Keep are paths bound back into view where Tmp or Hide covered them:
+	// the tab's own directory and writable paths, the MCP socket, the
+	// allowed sockets.
+	Keep []string
+	// Allow are the path sockets the scan leaves connectable: the MCP
+	// socket and those the human allowed.
+	Allow []string
+	// Scan are directory trees whose sockets, as they exist when the tab
+	// starts, are masked (see MaxScan): the home directory, /run.
+	Scan []string
 }
 
 // TempDirs are the temporary directories of an environment: $TMPDIR (what
@@ -113,9 +149,15 @@ func Compute(s Spec) (Rules, error) {
 	if temps == nil {
 		temps = TempDirs(os.Getenv)
 	}
+	var private []string // temporary directories inside a private /tmp
 	for _, t := range temps {
 		if !filepath.IsAbs(t) {
 			return Rules{}, fmt.Errorf("sandbox: temporary directory %q is not an absolute path", t)
+		}
+		if s.Isolate && s.Tmp != "" && within(filepath.Clean(t), "/tmp") {
+			// Fresh and the tab's own: nothing of Phantom's is in it.
+			private = append(private, filepath.Clean(t))
+			continue
 		}
 		if d, err := realDir(t); err == nil {
 			c.add(d, true)
@@ -144,6 +186,11 @@ func Compute(s Spec) (Rules, error) {
 	}
 	if s.Layout.MCPSocket != "" {
 		r.Sockets = []string{resolve(filepath.Dir(s.Layout.MCPSocket))}
+	}
+	if s.Isolate {
+		if err := r.wall(s, dir, private); err != nil {
+			return Rules{}, err
+		}
 	}
 	return r, nil
 }

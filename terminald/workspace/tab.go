@@ -353,13 +353,28 @@ func (t *tab) idleLocked() bool {
 	fg := t.foreground()
 	switch {
 	case t.integrated && t.sawPrompt:
-		return t.atPrompt && (fg == 0 || fg == t.leaderPID)
+		return t.atPrompt && (fg == 0 || t.leaderGroup(fg))
 	case t.integrated && time.Since(t.started) < integrationGrace:
 		// The shell has not drawn its first prompt yet: typing now would
 		// race its start-up files.
 		return false
 	}
-	return fg == t.leaderPID && !t.scr.AltScreen()
+	return t.leaderGroup(fg) && !t.scr.AltScreen()
+}
+
+// leaderGroup reports whether the process group fg is the one the tab's
+// program started in: the leader's, or — in a sandboxed tab, whose leader
+// is the sandbox launcher watching the program in a group of its own —
+// the group of the leader's child.
+func (t *tab) leaderGroup(fg int) bool {
+	if fg == t.leaderPID {
+		return true
+	}
+	if !t.sandboxed || fg <= 0 {
+		return false
+	}
+	st, err := procfs.ReadStat(fg)
+	return err == nil && st.PPID == t.leaderPID && st.PGRP == fg
 }
 
 // status is a tab's runtime state at one moment.

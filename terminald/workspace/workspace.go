@@ -99,6 +99,11 @@ type Workspace struct {
 	// landlockABI is the kernel's Landlock ABI, which decides whether
 	// sandboxed tabs can be sandboxed.
 	landlockABI int
+	// wallsOnce probes, at the first sandboxed tab, whether the launcher
+	// can build the walls of a private mount namespace on this machine;
+	// wallsErr says why not.
+	wallsOnce sync.Once
+	wallsErr  error
 
 	mu       sync.Mutex
 	tabs     map[string]*tabEntry
@@ -358,11 +363,14 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 }
 
 // sandbox makes ts start its program through the sandbox launcher, with
-// the rules of a tab in ts.dir running spec's agent. On a kernel whose
-// Landlock cannot sandbox, the tab still starts, but unsandboxed, with a
-// warning as its first line (and Terminal.Sandboxed false): refusing would
-// leave such a machine without agent tabs, and the warning keeps the
-// downgrade from being silent.
+// the rules of a tab in ts.dir running spec's agent, inside the walls of a
+// private mount namespace where the machine allows one. The tab's first
+// line says what holds (sandbox.Describe). On a kernel whose Landlock
+// cannot sandbox, the tab still starts, but unsandboxed, with a warning as
+// its first line (and Terminal.Sandboxed false): refusing would leave such
+// a machine without agent tabs, and the warning keeps the downgrade from
+// being silent; the same goes for a machine without user namespaces,
+// whose tabs lack the walls.
 //
 // An agent with an agent home (config.DefaultAgentHomes) is pointed at it
 // first, sandboxed or not, so that it keeps one state in every agent tab.
@@ -390,14 +398,32 @@ func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
 	if w.opts.SandboxLauncher == "" {
 		return fmt.Errorf("tab %s must run sandboxed, but this terminald has no sandbox launcher (Options.SandboxLauncher): %w", ts.id, errdefs.ErrFailedPrecondition)
 	}
+	w.wallsOnce.Do(func() {
+		if w.wallsErr = sandbox.ProbeWalls(w.opts.SandboxLauncher); w.wallsErr != nil {
+			w.opts.Logger.Warn("sandboxed tabs get no private mount namespace", "reason", w.wallsErr)
+		}
+	})
+	line, _ := sandbox.Describe(w.landlockABI, w.wallsErr)
+	ts.notice = joinLines(ts.notice, "phantom: sandbox: "+line)
+	cfg := w.Config()
 	s := sandbox.Spec{
 		Dir:      ts.dir,
 		Home:     getenv("HOME"),
-		Paths:    append(w.Config().Sandbox.PathsFor(agent), ah.paths...),
+		Paths:    append(cfg.Sandbox.PathsFor(agent), ah.paths...),
 		Layout:   w.opts.Layout,
 		Launcher: w.opts.SandboxLauncher,
 		TempDirs: sandbox.TempDirs(getenv),
 		Getenv:   getenv,
+		Isolate:  w.wallsErr == nil,
+		Tmp:      filepath.Join(w.opts.Layout.Runtime, "tmp", ts.id),
+		Sockets:  cfg.Sandbox.Sockets,
+	}
+	if len(ts.argv) > 0 {
+		if p, err := exec.LookPath(ts.argv[0]); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				s.Programs = []string{abs}
+			}
+		}
 	}
 	if err := sandbox.EnsureDirs(s); err != nil {
 		return fmt.Errorf("tab %s: %w: %w", ts.id, err, errdefs.ErrFailedPrecondition)
