@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -58,7 +59,7 @@ func TestVerifyCreds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			v := verifier{tabDir: t.TempDir(), uid: uid, creds: inject(&tt.creds),
 				locate: func(pid int) (guard.Caller, error) { return guard.Caller{PID: pid}, nil }}
-			_, r := v.verify(nil, h)
+			_, r := v.verify(nil, h, nil)
 			got := ""
 			if r != nil {
 				got = r.Code
@@ -342,4 +343,48 @@ func FuzzFraming(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVerifyVouched checks connections a sandbox's connect gate made: the
+// hello must be from the process the gate vouched for, the gate must pass
+// the vouchee check, and without a vouchee no vouch is taken.
+func TestVerifyVouched(t *testing.T) {
+	uid := os.Getuid()
+	h := Hello{Hello: "phantom", Version: 1, PID: 500, Client: "x"}
+	ok := func(monitor int, v vouched) (guard.Caller, error) {
+		return guard.Caller{Inside: true, ForAgent: true, PID: v.pid, TabID: "t3"}, nil
+	}
+	notMonitor := func(monitor int, v vouched) (guard.Caller, error) {
+		return guard.Caller{}, fmt.Errorf("process %d is not the sandbox monitor of a tab", monitor)
+	}
+	tests := []struct {
+		name    string
+		vouchee vouchee
+		vc      vouched
+		gone    bool
+		want    string
+	}{
+		{"ok", ok, vouched{pid: 500, start: 9}, false, ""},
+		{"hello from another process", ok, vouched{pid: 501, start: 9}, false, RefusePID},
+		{"the peer is no monitor", notMonitor, vouched{pid: 500, start: 9}, false, RefuseVouch},
+		{"no vouchee", nil, vouched{pid: 500, start: 9}, false, RefuseVouch},
+		{"monitor gone", ok, vouched{pid: 500, start: 9}, true, RefusePeerGone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := verifier{tabDir: t.TempDir(), uid: uid, creds: inject(&fakeCreds{pid: 77, uid: uid, gone: tt.gone}), vouchee: tt.vouchee,
+				locate: func(pid int) (guard.Caller, error) { return guard.Caller{PID: pid}, nil }}
+			p, r := v.verify(nil, h, &tt.vc)
+			got := ""
+			if r != nil {
+				got = r.Code
+			}
+			if got != tt.want {
+				t.Fatalf("verify = %v, want code %q", r, tt.want)
+			}
+			if got == "" && (p.caller.PID != 500 || p.caller.TabID != "t3") {
+				t.Errorf("verified caller = %+v, want pid 500 in tab t3 (the vouched-for process, not the gate)", p.caller)
+			}
+		})
+	}
 }

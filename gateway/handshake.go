@@ -68,6 +68,7 @@ const (
 	RefuseTabState       = "bad_tab_state"
 	RefuseNotInTab       = "not_in_tab"
 	RefusePeerGone       = "peer_gone"
+	RefuseVouch          = "bad_vouch"
 )
 
 // refusalLine renders r as the one JSON error line sent before closing.
@@ -207,13 +208,18 @@ type verifier struct {
 	uid    int
 	creds  credsReader
 	locate locator
+	// vouchee checks the vouch of a sandbox's connect gate; nil takes
+	// none.
+	vouchee vouchee
 }
 
 // verify checks h against conn's peer: same pid, visible pid namespace,
 // same uid; places the peer in the process tree, checks the tab the hello
 // claims (if any) is that one, and — after /proc was read — that the peer
-// still runs, through its pidfd, so a reused pid cannot pass.
-func (v *verifier) verify(conn syscall.Conn, h Hello) (peer, *Refusal) {
+// still runs, through its pidfd, so a reused pid cannot pass. With a
+// vouch (vc not nil), the peer is a sandbox's connect gate, and the hello
+// must be from the process it vouches for.
+func (v *verifier) verify(conn syscall.Conn, h Hello, vc *vouched) (peer, *Refusal) {
 	creds, err := v.creds(conn)
 	if err != nil {
 		return peer{}, refuse(RefusePeerUnreadable, "cannot read the socket peer's credentials: %v", err)
@@ -225,6 +231,8 @@ func (v *verifier) verify(conn syscall.Conn, h Hello) (peer, *Refusal) {
 		return peer{}, refuse(RefusePIDNamespace, "the peer runs in another pid namespace (its pid reads as 0); run the bridge in Phantom's pid namespace")
 	case uid != v.uid:
 		return peer{}, refuse(RefuseUID, "the peer runs as uid %d, Phantom as uid %d", uid, v.uid)
+	case vc != nil:
+		return v.verifyVouched(creds, pid, h, *vc)
 	case pid != h.PID:
 		return peer{}, refuse(RefusePID, "the hello says pid %d but the socket's peer is pid %d", h.PID, pid)
 	}
@@ -237,6 +245,28 @@ func (v *verifier) verify(conn syscall.Conn, h Hello) (peer, *Refusal) {
 	}
 	if err := creds.Alive(); err != nil {
 		return peer{}, refuse(RefusePeerGone, "the peer process %d is gone: %v", pid, err)
+	}
+	return peer{hello: h, caller: c}, nil
+}
+
+// verifyVouched is verify for a connection a sandbox's gate (the peer,
+// monitor) made for the process vc names.
+func (v *verifier) verifyVouched(creds peerCreds, monitor int, h Hello, vc vouched) (peer, *Refusal) {
+	if v.vouchee == nil {
+		return peer{}, refuse(RefuseVouch, "this gateway takes no vouch lines")
+	}
+	if h.PID != vc.pid {
+		return peer{}, refuse(RefusePID, "the hello says pid %d but the sandbox's connect gate connected for pid %d", h.PID, vc.pid)
+	}
+	c, err := v.vouchee(monitor, vc)
+	if err != nil {
+		return peer{}, refuse(RefuseVouch, "%v", err)
+	}
+	if r := v.checkClaim(h.TabState, c); r != nil {
+		return peer{}, r
+	}
+	if err := creds.Alive(); err != nil {
+		return peer{}, refuse(RefusePeerGone, "the sandbox monitor %d is gone: %v", monitor, err)
 	}
 	return peer{hello: h, caller: c}, nil
 }

@@ -16,6 +16,7 @@ func newVerifier(opts Options, creds credsReader, bs *backends) verifier {
 	v := verifier{tabDir: opts.TabStateDir, uid: os.Getuid(), creds: creds, locate: opts.locate}
 	if v.locate == nil {
 		v.locate = instanceLocator(opts.Addr("terminald"), bs)
+		v.vouchee = instanceVouchee(opts.Addr("terminald"), bs)
 	}
 	return v
 }

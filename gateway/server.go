@@ -18,6 +18,7 @@ import (
 	"buf.build/go/protovalidate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/phantom-dev/phantom/internal/guard"
+	"github.com/phantom-dev/phantom/internal/peercred"
 )
 
 // writeTimeout bounds one write to a client; a client that stops reading
@@ -191,6 +192,19 @@ func (s *Server) handle(ctx context.Context, mc *meteredConn) {
 	stop := context.AfterFunc(ctx, func() { mc.SetReadDeadline(time.Now()) })
 	br := bufio.NewReaderSize(mc, readBufferSize)
 	line, err := readLine(br, MaxHello)
+	// A sandbox's connect gate made this connection: its vouch line says
+	// for whom, and the hello follows (gateway/vouch.go).
+	var vc *vouched
+	if err == nil && peercred.IsVouch(line) {
+		pid, start, perr := peercred.ParseVouch(line)
+		if perr != nil {
+			stop()
+			s.refuse(mc, refuse(RefuseVouch, "%v", perr))
+			return
+		}
+		vc = &vouched{pid: pid, start: start}
+		line, err = readLine(br, MaxHello)
+	}
 	stop()
 	switch {
 	case errors.Is(err, errLineTooLong):
@@ -202,7 +216,7 @@ func (s *Server) handle(ctx context.Context, mc *meteredConn) {
 	case err != nil:
 		return // gone, stopping, or errOverBudget (mc told the client)
 	}
-	p, r := s.verifyHello(mc, line)
+	p, r := s.verifyHello(mc, line, vc)
 	if r == nil {
 		r = s.limiter.verified(mc, callerKey(p))
 	}
@@ -215,7 +229,7 @@ func (s *Server) handle(ctx context.Context, mc *meteredConn) {
 
 // verifyHello parses the hello line and checks it against the socket's
 // peer.
-func (s *Server) verifyHello(nc net.Conn, line []byte) (peer, *Refusal) {
+func (s *Server) verifyHello(nc net.Conn, line []byte, vc *vouched) (peer, *Refusal) {
 	h, r := ParseHello(line)
 	if r != nil {
 		return peer{}, r
@@ -224,7 +238,7 @@ func (s *Server) verifyHello(nc net.Conn, line []byte) (peer, *Refusal) {
 	if !ok {
 		return peer{}, refuse(RefusePeerUnreadable, "not a Unix socket")
 	}
-	return s.verifier.verify(sc, h)
+	return s.verifier.verify(sc, h, vc)
 }
 
 // refuse sends the one refusal line and closes.

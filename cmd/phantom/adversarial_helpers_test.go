@@ -100,15 +100,21 @@ type attacker struct {
 // --group). The tab is closed when the test ends.
 func newAttacker(t *testing.T, env *testenv.Env, name string, flags ...string) *attacker {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "attacker")
+	// A sandboxed tab has a /tmp of its own: its job files go where it
+	// sees them, /var/tmp (a temporary directory it may write).
+	sandboxed := slices.Contains(flags, "--sandbox")
+	base := ""
+	if sandboxed {
+		base = "/var/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "attacker")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	args := append([]string{"new", "--name", name}, flags...)
-	if slices.Contains(flags, "--sandbox") && !slices.Contains(flags, "--dir") {
-		// The job files are in the test's /tmp, which a sandboxed tab
-		// does not see (it has its own) unless it is the tab's directory.
+	if sandboxed && !slices.Contains(flags, "--dir") {
+		// Its own directory, too: the tab may create files there.
 		args = append(args, "--dir", dir)
 	}
 	args = append(args, "--", "sh", "-c", attackerLoop, "attacker", dir)
@@ -205,6 +211,13 @@ func refused(r jobResult) bool {
 		}
 	}
 	return false
+}
+
+// refusedOrWalledOff is refused, or the refusal a walled sandbox gives
+// without asking anyone: Phantom's daemons are out of its sight (their
+// runtime directory is a private, empty one), so the CLI finds no Phantom.
+func refusedOrWalledOff(r jobResult) bool {
+	return refused(r) || r.code == 3 && strings.Contains(r.out, "does not answer")
 }
 
 // disguise is a way an attacker launches a command to hide where it runs.
@@ -400,8 +413,23 @@ func (a *attacker) agent(client string, script ...map[string]any) agentRun {
 	}
 	read := func() []agentLine { return readAgentLines(path + ".jsonl") }
 	a.t.Cleanup(func() { killAgent(read()) })
-	a.start("TESTAGENT_CLIENT=" + sq(client) + " " + shellCmd(testAgent(a.t), phantomBin, path+".json", path+".jsonl"))
+	a.start("TESTAGENT_CLIENT=" + sq(client) + " " + shellCmd(a.own(testAgent(a.t), "testagent"), a.own(phantomBin, "phantom"), path+".json", path+".jsonl"))
 	return agentRun{read: read}
+}
+
+// own returns a copy of the binary src, named name, in the attacker's own
+// directory, where its tab can run it: a sandboxed tab has a /tmp of its
+// own, where the binaries built for the tests are not.
+func (a *attacker) own(src, name string) string {
+	a.t.Helper()
+	bin := filepath.Join(a.dir, name)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := copyFile(src, bin, 0o755); err != nil {
+		a.t.Fatal(err)
+	}
+	return bin
 }
 
 // agentAsksHuman is asksHuman for step i of an agent run whose outcomes

@@ -22,6 +22,7 @@ const (
 	flagConnect   = "--connect"
 	flagIsolate   = "--isolate"
 	flagTmp       = "--tmp"
+	flagVouch     = "--vouch"
 	flagHide      = "--hide"
 	flagKeep      = "--keep"
 	flagAllow     = "--allow"
@@ -31,6 +32,15 @@ const (
 // flagInside marks the second stage of an isolating launcher: the child
 // it started in the new namespaces (see Run). It is only ever first.
 const flagInside = "--inside"
+
+// flagGate follows flagInside when the monitor serves the second stage's
+// connects (terminald/sandbox/gate): the stage installs the filter and
+// hands its listener over on gateFD before it execs the program.
+const flagGate = "--gate"
+
+// gateFD is the descriptor the second stage gets the monitor's end of the
+// gate's socket pair on (exec.Cmd.ExtraFiles[0]).
+const gateFD = 3
 
 // Argv returns the command line that runs argv under r: launcher (the
 // phantom binary), Command, r's flags, "--", then argv. It is the one way
@@ -79,8 +89,8 @@ func ParseArgs(args []string) (Rules, []string, error) {
 			if i+1 == len(args) || args[i+1] == "" {
 				return Rules{}, nil, errors.New("sandbox: no program after --")
 			}
-			if !r.Isolate && (r.Tmp != "" || len(r.Hide)+len(r.Keep)+len(r.Allow)+len(r.Scan) > 0) {
-				return Rules{}, nil, errors.New("sandbox: --tmp, --hide, --keep, --allow and --scan need --isolate")
+			if !r.Isolate && (r.Tmp != "" || len(r.Hide)+len(r.Keep)+len(r.Allow)+len(r.Scan)+len(r.Vouch) > 0) {
+				return Rules{}, nil, errors.New("sandbox: --tmp, --hide, --keep, --allow, --scan and --vouch need --isolate")
 			}
 			return r, args[i+1:], nil
 		}
@@ -92,7 +102,7 @@ func ParseArgs(args []string) (Rules, []string, error) {
 		f := r.field(name)
 		switch {
 		case (f == nil && name != flagTmp) || !ok:
-			return Rules{}, nil, fmt.Errorf("sandbox: unknown argument %q; want --isolate, or --write=, --write-file=, --device=, --connect=, --tmp=, --hide=, --keep=, --allow= or --scan= with a path, then -- and the program", a)
+			return Rules{}, nil, fmt.Errorf("sandbox: unknown argument %q; want --isolate, or --write=, --write-file=, --device=, --connect=, --tmp=, --hide=, --keep=, --allow=, --scan= or --vouch= with a path, then -- and the program", a)
 		case p == "" || strings.IndexByte(p, 0) >= 0 || !filepath.IsAbs(p) || filepath.Clean(p) != p:
 			return Rules{}, nil, fmt.Errorf("sandbox: %s: %q is not a clean absolute path", name, p)
 		case name == flagTmp && r.Tmp != "":
@@ -124,6 +134,7 @@ func (r *Rules) fields() []ruleField {
 		{flagKeep, &r.Keep},
 		{flagAllow, &r.Allow},
 		{flagScan, &r.Scan},
+		{flagVouch, &r.Vouch},
 	}
 }
 

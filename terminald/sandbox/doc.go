@@ -64,6 +64,15 @@
 //     settings are read-only for a root tab (others' file modes refuse
 //     those writes already, and a whole /proc lets a nested sandbox mount
 //     its own);
+//   - a connect gate (terminald/sandbox/gate): the second stage's last
+//     step is a seccomp filter that hands every connect to the monitor,
+//     which performs it itself — to the MCP socket (with a line vouching
+//     for the caller), to the sandbox's own listening sockets and to the
+//     sockets the human allowed, and to any network address — and refuses
+//     every other Unix socket, whenever and wherever it was made; Unix
+//     datagram sockets and io_uring are refused outright. The masking
+//     above is then a second wall, and what a tab lists in its /run and
+//     home directory;
 //   - no capabilities: the program, root's too, starts with empty sets,
 //     bounding set included, so it cannot undo any of this; the mounts it
 //     inherits are locked in any namespace it makes below.
@@ -78,12 +87,7 @@
 // What the walls do not hold, precisely:
 //
 //   - a path socket created after the tab started, in a directory the tab
-//     can see and that is not hidden — a new ssh ControlMaster in ~/.ssh,
-//     a socket the human's server makes in the tab's own directory, one
-//     deeper than MaxScanDepth in the home directory or in a directory
-//     the scan does not cover (/var/lib, a project elsewhere) — stays
-//     connectable (closing that takes Landlock ABI 9, or a seccomp
-//     supervisor of connect, which this package does not have);
+//     can see, is not masked — but the connect gate above refuses it;
 //   - a kept socket is the inode that existed at the tab's start: a
 //     server that makes its socket anew is out of reach until the tab
 //     starts again;

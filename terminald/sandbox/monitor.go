@@ -25,15 +25,22 @@ func Run(args, env []string) error {
 		return probeOutside()
 	}
 	inside := len(args) > 0 && args[0] == flagInside
+	gated := false
 	if inside {
 		args = args[1:]
 		if len(args) == 1 && args[0] == flagProbe {
 			return probeInside()
 		}
+		if len(args) > 0 && args[0] == flagGate {
+			gated, args = true, args[1:]
+		}
 	}
 	r, argv, err := ParseArgs(args)
 	if err != nil {
 		return err
+	}
+	if gated {
+		r.gate = gateFD
 	}
 	if r.Isolate && !inside {
 		return monitor(r, argv, env)
@@ -102,9 +109,15 @@ func monitor(r Rules, argv, env []string) error {
 	args := r.Argv("", argv)[2:]
 	// Pdeathsig fires when the thread that started the child ends.
 	runtime.LockOSThread()
-	cmd := exec.Command("/proc/self/exe", slices.Concat([]string{Command, flagInside}, args)...)
+	gateEnd, theirs, err := gatePair()
+	if err != nil {
+		return err
+	}
+	defer gateEnd.Close()
+	cmd := exec.Command("/proc/self/exe", slices.Concat([]string{Command, flagInside, flagGate}, args)...)
 	cmd.Args[0] = os.Args[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{theirs} // gateFD
 	cmd.Env = env
 	cmd.SysProcAttr = namespaceAttr()
 	ownGroup := inForeground(0)
@@ -120,6 +133,8 @@ func monitor(r Rules, argv, env []string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("sandbox: start %s in a new user and mount namespace: %w (%s)", cmd.Args[len(cmd.Args)-1], err, NamespaceHint)
 	}
+	theirs.Close()
+	go serveGate(gateEnd, r, cmd.Process.Pid)
 	done := make(chan struct{})
 	go func() {
 		for {
@@ -142,7 +157,7 @@ func monitor(r Rules, argv, env []string) error {
 			}
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
 	signal.Stop(sigs)
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -15,9 +15,9 @@ func Describe(abi int, walls error) (string, bool) {
 			"but NOT for terminal devices or path sockets (other tabs' terminals, the session bus, docker.sock, ssh-agent, Phantom's own sockets stay reachable) "+
 			"and nested sandboxes (bwrap) fail, because the private mount namespace cannot be built: %v", abi, walls), true
 	}
-	return fmt.Sprintf("Landlock ABI %d and a private mount namespace: agent tabs are sandboxed (writes, signals, abstract sockets, "+
-		"terminal devices, path sockets: a private /dev and /tmp, runtime directories hidden, the sockets in /run and the home directory masked); "+
-		"not held: a path socket created after the tab started, in a directory the tab can see (an ssh ControlMaster in ~/.ssh), stays connectable", abi), true
+	return fmt.Sprintf("Landlock ABI %d, a private mount namespace and a connect gate: agent tabs are sandboxed (writes, signals, abstract sockets, "+
+		"terminal devices: a private /dev and /tmp; path sockets: only the MCP socket, the tab's own and those allowed in config.json, "+
+		"whenever they were made); no Unix datagram sockets, no io_uring", abi), true
 }
 
 // Unavailable says why a kernel with Landlock ABI abi (below MinABI)

@@ -124,6 +124,11 @@ func Exec(r Rules, argv, env []string) error {
 			return err
 		}
 	}
+	if r.gate > 0 {
+		if err := handOverGate(r.gate); err != nil {
+			return err
+		}
+	}
 	if err := syscall.Exec(path, argv, env); err != nil {
 		return fmt.Errorf("sandbox: exec %s: %w", path, err)
 	}

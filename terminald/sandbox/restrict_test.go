@@ -139,7 +139,7 @@ func TestDescribe(t *testing.T) {
 		{3, nil, false, true, []string{"ABI 3 cannot scope"}},
 		{5, noNS, false, true, []string{"NOT sandboxed"}},
 		{6, noNS, true, true, []string{"ABI 6", "NOT for terminal devices or path sockets", "nested sandboxes (bwrap) fail", "user namespaces are off"}},
-		{7, nil, true, false, []string{"Landlock ABI 7 and a private mount namespace", "terminal devices, path sockets", "not held: a path socket created after the tab started"}},
+		{7, nil, true, false, []string{"Landlock ABI 7, a private mount namespace and a connect gate", "terminal devices", "path sockets: only the MCP socket, the tab's own"}},
 		{9, nil, true, false, []string{"ABI 9", "abstract sockets"}},
 	} {
 		got, ok := Describe(tt.abi, tt.walls)

@@ -97,6 +97,15 @@ type Rules struct {
 	// Scan are directory trees whose sockets, as they exist when the tab
 	// starts, are masked (see MaxScan): the home directory, /run.
 	Scan []string
+	// Vouch are the sockets among Allow whose connections the gate
+	// (terminald/sandbox/gate) starts with a line vouching for the
+	// process that connected: the MCP socket, whose gateway tells callers
+	// by their process.
+	Vouch []string
+
+	// gate is the descriptor the second stage hands the gate's listener
+	// over on; 0 when nobody serves it (set by Run, never a flag).
+	gate int
 }
 
 // TempDirs are the temporary directories of an environment: $TMPDIR (what

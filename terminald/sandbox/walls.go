@@ -41,6 +41,7 @@ func (r *Rules) wall(s Spec, dir string, private []string) error {
 	// (read-only unless writable anyway).
 	if s.Layout.MCPSocket != "" {
 		r.Allow = append(r.Allow, resolve(s.Layout.MCPSocket))
+		r.Vouch = append(r.Vouch, resolve(s.Layout.MCPSocket))
 	}
 	for _, p := range s.Sockets {
 		q, err := expandHome(p, s.Home)
