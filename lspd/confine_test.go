@@ -74,3 +74,27 @@ func TestConfiner(t *testing.T) {
 		})
 	}
 }
+
+// TestScopeOf: which servers each kind of caller sees and restarts. An
+// agent's scope is its own confinement's, known from the caller alone,
+// so listing asks terminald nothing; the human's is every server.
+func TestScopeOf(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want servers.Scope
+	}{
+		{"no guard ran: the human's own", context.Background(), servers.Everyone},
+		{"the human outside Phantom", guard.NewContext(context.Background(), guard.Caller{}), servers.Everyone},
+		{"an agent in tab t1", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, TabID: "t1"}), servers.Own(servers.Confinement{Key: "t1"})},
+		{"an agent through the gateway", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t2"}), servers.Own(servers.Confinement{Key: "t2"})},
+		{"an agent in no tab", guard.NewContext(context.Background(), guard.Caller{ForAgent: true}), servers.Own(servers.Confinement{Key: servers.OutsideTabs})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scopeOf(tt.ctx); got != tt.want {
+				t.Errorf("scopeOf = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -55,9 +55,10 @@ func (s *Service) ListDiagnostics(ctx context.Context, r *lspv1.ListDiagnosticsR
 	return toDiagnosticsResponse(rep, r.GetMinSeverity()), nil
 }
 
-// ListLanguageServers lists the servers.
-func (s *Service) ListLanguageServers(context.Context, *lspv1.ListLanguageServersRequest) (*lspv1.ListLanguageServersResponse, error) {
-	infos := s.reg.List()
+// ListLanguageServers lists the servers the caller may see: an agent's
+// own confinement's, every one for the human.
+func (s *Service) ListLanguageServers(ctx context.Context, _ *lspv1.ListLanguageServersRequest) (*lspv1.ListLanguageServersResponse, error) {
+	infos := s.reg.List(scopeOf(ctx))
 	out := &lspv1.ListLanguageServersResponse{Servers: make([]*lspv1.LanguageServer, len(infos)), Languages: s.reg.Languages()}
 	for i, in := range infos {
 		out.Servers[i] = toServer(in)
@@ -65,9 +66,10 @@ func (s *Service) ListLanguageServers(context.Context, *lspv1.ListLanguageServer
 	return out, nil
 }
 
-// RestartLanguageServer restarts one server.
+// RestartLanguageServer restarts one server the caller may see: an agent
+// restarts only its own confinement's servers.
 func (s *Service) RestartLanguageServer(ctx context.Context, r *lspv1.RestartLanguageServerRequest) (*lspv1.RestartLanguageServerResponse, error) {
-	in, err := s.reg.Restart(ctx, r.GetServerId())
+	in, err := s.reg.Restart(ctx, r.GetServerId(), scopeOf(ctx))
 	if err != nil {
 		return nil, err
 	}
