@@ -57,7 +57,9 @@ type confiner struct {
 	// canSandbox is whether the kernel can confine (sandbox.ABI() >=
 	// sandbox.MinABI).
 	canSandbox bool
-	getenv     func(string) string
+	// machine describes the instance for the read-only sandbox, whether
+	// the walls can be built included (machineOf).
+	machine func() servers.Machine
 }
 
 // callerOf is the caller of ctx, the key of its confinement and whether
@@ -108,5 +110,9 @@ func (c confiner) of(ctx context.Context) (servers.Confinement, bool, error) {
 	if !c.canSandbox {
 		return servers.Confinement{Key: key, Label: "as you, outside any sandbox (" + sandbox.Unavailable(sandbox.ABI()) + ")"}, true, nil
 	}
-	return servers.ReadOnly(key, c.getenv), true, nil
+	conf, err := servers.ReadOnly(key, c.machine())
+	if err != nil {
+		return servers.Confinement{}, true, fmt.Errorf("%v: %w", err, errdefs.ErrFailedPrecondition)
+	}
+	return conf, true, nil
 }
