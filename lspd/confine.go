@@ -57,20 +57,41 @@ type confiner struct {
 	// canSandbox is whether the kernel can confine (sandbox.ABI() >=
 	// sandbox.MinABI).
 	canSandbox bool
-	getenv     func(string) string
+	// machine describes the instance for the read-only sandbox, whether
+	// the walls can be built included (machineOf).
+	machine func() servers.Machine
+}
+
+// callerOf is the caller of ctx, the key of its confinement and whether
+// it is an agent: the key follows from the caller alone (its tab, or
+// OutsideTabs), before anyone asks terminald how that tab is sandboxed.
+func callerOf(ctx context.Context) (guard.Caller, string, bool) {
+	caller, ok := guard.CallerFrom(ctx)
+	if !ok || !caller.ForAgent {
+		return caller, "", false
+	}
+	if caller.TabID == "" {
+		return caller, servers.OutsideTabs, true
+	}
+	return caller, caller.TabID, true
+}
+
+// scopeOf is which servers the caller of ctx may see and restart: an
+// agent those of its own confinement (by key, which needs no word from
+// terminald), the human every one.
+func scopeOf(ctx context.Context) servers.Scope {
+	_, key, agent := callerOf(ctx)
+	return servers.ScopeOf(servers.Confinement{Key: key}, agent)
 }
 
 // of returns the confinement of the call in ctx and whether it is an
 // agent's. A tab whose sandbox cannot be learnt fails closed.
 func (c confiner) of(ctx context.Context) (servers.Confinement, bool, error) {
-	caller, ok := guard.CallerFrom(ctx)
-	if !ok || !caller.ForAgent {
+	caller, key, agent := callerOf(ctx)
+	if !agent {
 		return servers.Unconfined, false, nil
 	}
-	key := caller.TabID
-	if key == "" {
-		key = servers.OutsideTabs
-	} else {
+	if caller.TabID != "" {
 		if c.describe == nil {
 			return servers.Confinement{}, true, fmt.Errorf("lspd cannot ask terminald how tab %s is sandboxed, so it starts no language server for it: %w", caller.TabID, errdefs.ErrUnavailable)
 		}
@@ -89,5 +110,9 @@ func (c confiner) of(ctx context.Context) (servers.Confinement, bool, error) {
 	if !c.canSandbox {
 		return servers.Confinement{Key: key, Label: "as you, outside any sandbox (" + sandbox.Unavailable(sandbox.ABI()) + ")"}, true, nil
 	}
-	return servers.ReadOnly(key, c.getenv), true, nil
+	conf, err := servers.ReadOnly(key, c.machine())
+	if err != nil {
+		return servers.Confinement{}, true, fmt.Errorf("%v: %w", err, errdefs.ErrFailedPrecondition)
+	}
+	return conf, true, nil
 }

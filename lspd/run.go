@@ -66,7 +66,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		return err
 	}
 	defer tcc.Close()
-	srv, err := NewServer(reg, DescribeWith(terminalv1.NewTerminalServiceClient(tcc)), logger, g.ServerOptions()...)
+	srv, err := NewServer(reg, DescribeWith(terminalv1.NewTerminalServiceClient(tcc)), machineOf(layout, sandbox.SelfLauncher(), logger), logger, g.ServerOptions()...)
 	if err != nil {
 		return err
 	}
@@ -78,13 +78,13 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 }
 
 // NewServer builds lspd's gRPC server over reg with the shared daemon
-// chain and any extra server options (the guard); describe is as for
-// NewService.
-func NewServer(reg *servers.Registry, describe DescribeFunc, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
+// chain and any extra server options (the guard); describe and machine
+// are as for NewService.
+func NewServer(reg *servers.Registry, describe DescribeFunc, machine func() servers.Machine, logger *slog.Logger, opts ...grpc.ServerOption) (*daemon.Server, error) {
 	srv, err := daemon.New("lspd", logger, opts...)
 	if err != nil {
 		return nil, err
 	}
-	lspv1.RegisterLanguageServerServiceServer(srv.GRPC, NewService(reg, describe))
+	lspv1.RegisterLanguageServerServiceServer(srv.GRPC, NewService(reg, describe, machine))
 	return srv, nil
 }

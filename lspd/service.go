@@ -15,11 +15,30 @@
 // and anyone else never gets an unconfined server for an agent; and an
 // agent's configuration applies to the one server of its workspace in its
 // own confinement, until lspd stops (servers.Registry.Configure).
+//
+// What holds for the read-only sandbox, the one lspd computes itself
+// (servers.ReadOnly, from sandbox.Compute): its servers write only the
+// temporary directories and open no terminal device. Where the machine
+// allows the namespace walls (sandbox.ProbeWalls, probed once) it has
+// them as a tab has: a private /dev with no other terminal, a private
+// /tmp of each server process's own under the runtime directory
+// (tmp/lspd/), the runtime directories hidden (the daemons', holder's and
+// editor's sockets, the session bus), the sockets of the home directory
+// and /run masked, every mount read-only but the temporary directories;
+// the server's workspace and program stay in view, read-only. Where it
+// does not, the server runs under Landlock alone and its Label says "no
+// walls": writes are limited as above, but path sockets stay reachable
+// (as in a tab without walls).
+//
+// What an agent sees: list_language_servers, restart_language_server,
+// configure_language_server's server_id and list_diagnostics reach only
+// the servers of the caller's own confinement (servers.Scope) — another
+// tab's servers, roots and commands are not its to see or disturb. The
+// human (outside Phantom) sees and restarts every server.
 package lspd
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/phantom-dev/phantom/lspd/servers"
@@ -35,9 +54,10 @@ type Service struct {
 }
 
 // NewService serves reg; describe (nil: no terminald) tells which tabs
-// are sandboxed and how.
-func NewService(reg *servers.Registry, describe DescribeFunc) *Service {
-	return &Service{reg: reg, conf: confiner{describe: describe, canSandbox: sandbox.ABI() >= sandbox.MinABI, getenv: os.Getenv}}
+// are sandboxed and how, and machine what the read-only sandbox is built
+// from (machineOf).
+func NewService(reg *servers.Registry, describe DescribeFunc, machine func() servers.Machine) *Service {
+	return &Service{reg: reg, conf: confiner{describe: describe, canSandbox: sandbox.ABI() >= sandbox.MinABI, machine: machine}}
 }
 
 // ListDiagnostics reports diagnostics, fresh from disk.
@@ -55,9 +75,10 @@ func (s *Service) ListDiagnostics(ctx context.Context, r *lspv1.ListDiagnosticsR
 	return toDiagnosticsResponse(rep, r.GetMinSeverity()), nil
 }
 
-// ListLanguageServers lists the servers.
-func (s *Service) ListLanguageServers(context.Context, *lspv1.ListLanguageServersRequest) (*lspv1.ListLanguageServersResponse, error) {
-	infos := s.reg.List()
+// ListLanguageServers lists the servers the caller may see: an agent's
+// own confinement's, every one for the human.
+func (s *Service) ListLanguageServers(ctx context.Context, _ *lspv1.ListLanguageServersRequest) (*lspv1.ListLanguageServersResponse, error) {
+	infos := s.reg.List(scopeOf(ctx))
 	out := &lspv1.ListLanguageServersResponse{Servers: make([]*lspv1.LanguageServer, len(infos)), Languages: s.reg.Languages()}
 	for i, in := range infos {
 		out.Servers[i] = toServer(in)
@@ -65,9 +86,10 @@ func (s *Service) ListLanguageServers(context.Context, *lspv1.ListLanguageServer
 	return out, nil
 }
 
-// RestartLanguageServer restarts one server.
+// RestartLanguageServer restarts one server the caller may see: an agent
+// restarts only its own confinement's servers.
 func (s *Service) RestartLanguageServer(ctx context.Context, r *lspv1.RestartLanguageServerRequest) (*lspv1.RestartLanguageServerResponse, error) {
-	in, err := s.reg.Restart(ctx, r.GetServerId())
+	in, err := s.reg.Restart(ctx, r.GetServerId(), scopeOf(ctx))
 	if err != nil {
 		return nil, err
 	}

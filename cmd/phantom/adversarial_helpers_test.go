@@ -104,7 +104,7 @@ func newAttacker(t *testing.T, env *testenv.Env, name string, flags ...string) *
 	// sees them, /var/tmp (a temporary directory it may write).
 	sandboxed := slices.Contains(flags, "--sandbox")
 	base := ""
-	if sandboxed {
+	if sandboxed && (os.TempDir() == "/tmp" || strings.HasPrefix(os.TempDir(), "/tmp/")) {
 		base = "/var/tmp"
 	}
 	dir, err := os.MkdirTemp(base, "attacker")

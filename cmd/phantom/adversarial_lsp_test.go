@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,19 +10,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/internal/testenv"
+	lspv1 "github.com/phantom-dev/phantom/proto/phantom/lsp/v1"
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 // lspServers is list_language_servers' structuredContent.
 type lspServers struct {
-	Servers []struct {
-		ID         string   `json:"id"`
-		Command    []string `json:"command"`
-		PID        int      `json:"pid"`
-		Sandbox    string   `json:"sandbox"`
-		Configured string   `json:"configured"`
-	} `json:"servers"`
+	Servers []lspServer `json:"servers"`
+}
+
+// lspServer is one server of list_language_servers.
+type lspServer struct {
+	ID         string   `json:"id"`
+	Command    []string `json:"command"`
+	PID        int      `json:"pid"`
+	Sandbox    string   `json:"sandbox"`
+	Configured string   `json:"configured"`
 }
 
 // find returns the server id, or fails the test.
@@ -34,6 +41,37 @@ func (l lspServers) find(t *testing.T, id string) (cmd string, pid int, sandbox,
 	}
 	t.Fatalf("no language server %s in %+v", id, l)
 	return "", 0, "", ""
+}
+
+// scratch makes newAttacker's next job directory a hidden one in dir
+// (the tab's own), through TMPDIR.
+func scratch(t *testing.T, dir string) {
+	t.Helper()
+	d := filepath.Join(dir, ".scratch")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", d)
+}
+
+// humanServers is list_language_servers as the human sees it, over gRPC
+// from outside Phantom: every server.
+func humanServers(t *testing.T, env *testenv.Env) lspServers {
+	t.Helper()
+	cc, err := daemon.Dial(env.Layout.DaemonAddr("lspd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	r, err := lspv1.NewLanguageServerServiceClient(cc).ListLanguageServers(context.Background(), &lspv1.ListLanguageServersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l lspServers
+	for _, sv := range r.GetServers() {
+		l.Servers = append(l.Servers, lspServer{ID: sv.GetId(), Command: sv.GetCommand(), PID: int(sv.GetPid()), Sandbox: sv.GetSandbox(), Configured: sv.GetConfigured()})
+	}
+	return l
 }
 
 // TestAdversarialLanguageServerConfigure (issue 22, invariants 1, 2 and
@@ -49,14 +87,10 @@ func TestAdversarialLanguageServerConfigure(t *testing.T) {
 	if _, err := exec.LookPath("pylsp"); err != nil {
 		t.Skipf("pylsp is not installed (scripts/setup installs it): %v", err)
 	}
-	tmp := os.TempDir()
 	env, bin, inTemp := instanceOutsideTemp(t)
 	if inTemp {
 		t.Skip("the instance would live in a temporary directory, which a sandbox may write: the test would prove nothing")
 	}
-	// The attacker's scratch files stay in the temporary directory, which
-	// its sandbox (and so its language servers') may write.
-	t.Setenv("TMPDIR", tmp)
 	work, work2 := filepath.Join(env.Home, "work"), filepath.Join(env.Home, "work2")
 	for _, w := range []string{work, work2} {
 		lspWrite(t, w, "pyproject.toml", "[project]\nname = \"m\"\n")
@@ -80,6 +114,10 @@ func TestAdversarialLanguageServerConfigure(t *testing.T) {
 		t.Fatalf("phantom up: %v\n%s", err, out)
 	}
 
+	// The attacker's scratch files (its jobs, what the configured server
+	// reports) are in its own workspace: behind the walls its tab, and
+	// its language servers, have a private /tmp and write nothing else.
+	scratch(t, work)
 	a := newAttacker(t, env, "lsp-attacker", "--sandbox", "--dir", work)
 	if tb := tabByID(tabs(t, env), a.tab); tb["sandboxed"] != true {
 		t.Skipf("the tab opened with --sandbox is not sandboxed on this kernel: %v", tb)
@@ -145,6 +183,7 @@ func TestAdversarialLanguageServerConfigure(t *testing.T) {
 
 	// It did not spread: the same tab's other workspace and another tab
 	// of the same workspace run the default pylsp.
+	scratch(t, work2)
 	b := newAttacker(t, env, "lsp-second", "--sandbox", "--dir", work2)
 	other := b.agent("second-agent",
 		map[string]any{"op": "call", "tool": "list_diagnostics", "args": map[string]any{"path": "main.py", "wait_ms": 60000}},                      // 0
@@ -153,8 +192,14 @@ func TestAdversarialLanguageServerConfigure(t *testing.T) {
 	)
 	decodeStep(t, other.read, 0, &diagResp{})
 	decodeStep(t, other.read, 1, &diagResp{})
-	var l lspServers
-	decodeStep(t, other.read, 2, &l)
+	var mine lspServers
+	decodeStep(t, other.read, 2, &mine)
+	for _, sv := range mine.Servers {
+		if !strings.HasSuffix(sv.ID, "@"+b.tab) {
+			t.Errorf("tab %s's agent sees server %s, not of its own confinement: %+v", b.tab, sv.ID, mine)
+		}
+	}
+	l := humanServers(t, env)
 	if cmd, _, sb, conf := l.find(t, "python:"+work+"@"+a.tab); cmd != evil || !strings.Contains(sb, "sandbox of tab "+a.tab) || conf == "" {
 		t.Errorf("the configured server runs %q %q (%q), want %s in tab %s's sandbox, marked as an agent's", cmd, sb, conf, evil, a.tab)
 	}

@@ -205,9 +205,10 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 		} `json:"servers"`
 	}
 	decodeStep(t, read, 3, &l3)
-	commands := map[string]string{}
 	for _, sv := range l3.Servers {
-		commands[sv.ID] = strings.Join(sv.Command, " ")
+		if !strings.HasSuffix(sv.ID, "@"+configTab) {
+			t.Errorf("tab %s's agent sees server %s, not of its own confinement", configTab, sv.ID)
+		}
 		if sv.ID == "go:"+mod+"@"+configTab && sv.State != "SERVER_STATE_READY" && sv.State != "SERVER_STATE_INDEXING" {
 			t.Errorf("the configured server is %s, want it up (ready or indexing)", sv.State)
 		}
@@ -215,8 +216,13 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 			t.Errorf("server %s of an agent runs %q, want it in a sandbox", sv.ID, sv.Sandbox)
 		}
 	}
+	// The human sees every tab's servers.
+	commands := map[string]string{}
+	for _, sv := range humanServers(t, env).Servers {
+		commands[sv.ID] = strings.Join(sv.Command, " ")
+	}
 	if commands["go:"+mod+"@"+configTab] != "gopls serve" || commands["go:"+mod+"@"+deniedTab] != "gopls" {
-		t.Errorf("list_language_servers after configure = %+v\nwant gopls serve for tab %s's server only, gopls for tab %s's", l3, configTab, deniedTab)
+		t.Errorf("list_language_servers (the human's) after configure = %+v\nwant gopls serve for tab %s's server only, gopls for tab %s's", commands, configTab, deniedTab)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 // lastPublish is when path's diagnostics last arrived from s.
 func lastPublish(r *Registry, path string) time.Time {
-	for _, s := range r.snapshot() {
+	for _, s := range r.snapshot(Everyone) {
 		s.mu.Lock()
 		fd := s.diags[path]
 		s.mu.Unlock()

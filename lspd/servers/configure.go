@@ -71,7 +71,8 @@ func (r *Registry) overrideNote(id string) string {
 func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) {
 	lang := c.Language
 	if c.ServerID != "" {
-		s, err := r.get(c.ServerID)
+		// An agent names only a server of its own confinement.
+		s, err := r.get(c.ServerID, ScopeOf(c.Conf, c.ForAgent))
 		if err != nil {
 			return Configured{}, err
 		}

@@ -82,7 +82,7 @@ func TestConfinedServers(t *testing.T) {
 			if len(rep.Files) != 1 || rep.Files[0].ServerID != q.id {
 				t.Fatalf("Diagnostics(%s) = %+v, want server %s", q.path, rep, q.id)
 			}
-			s, _ := r.get(q.id)
+			s, _ := r.get(q.id, Everyone)
 			in := s.Info()
 			if last := in.Command[len(in.Command)-1]; last != q.command || in.Sandbox != q.conf.Label {
 				t.Errorf("server %s runs %v %s, want %s %s", q.id, in.Command, in.Sandbox, q.command, q.conf.Label)
@@ -111,7 +111,7 @@ func TestConfinedServers(t *testing.T) {
 		t.Errorf("the human's configuration saved: %s, %v", b, err)
 	}
 	for id, want := range map[string]string{"fake:" + ws1 + "@t1": "configured-by-t1", "fake:" + ws1 + "@t2": "by-the-human", "fake:" + ws1: "by-the-human"} {
-		s, err := r.get(id)
+		s, err := r.get(id, Everyone)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -90,7 +90,9 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 	}
 	if fi.IsDir() { // files the servers reported on that the walk left out
 		under := func(p string) bool { return !seen[p] && strings.HasPrefix(p, target+string(filepath.Separator)) }
-		for _, s := range r.snapshot() {
+		// Only servers of the caller's own confinement answer: another
+		// tab's servers are not the caller's to see (see Scope).
+		for _, s := range r.snapshot(Own(q.Conf)) {
 			for _, p := range s.pushed(under) {
 				entries = append(entries, entry{p, s})
 				seen[p] = true
@@ -150,16 +152,6 @@ func (s *Server) knows(path string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.docs[path] != nil
-}
-
-func (r *Registry) snapshot() []*Server {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]*Server, 0, len(r.servers))
-	for _, s := range r.servers {
-		out = append(out, s)
-	}
-	return out
 }
 
 func containsServer(list []*Server, s *Server) bool {

@@ -128,7 +128,7 @@ func TestFakeRecovers(t *testing.T) {
 			r, dir := fakeRegistry(t, Options{BackoffMin: 20 * time.Millisecond, Unheard: 100 * time.Millisecond, RequestTimeout: 300 * time.Millisecond}, nil)
 			write(t, dir, map[string]string{"a.fake": tt.body})
 			rep := settled(t, r, filepath.Join(dir, "a.fake"), 20*time.Second)
-			info := r.List()[0]
+			info := r.List(Everyone)[0]
 			if !rep.Settled || messages(rep) != "a.fake: back" || info.Restarts != 1 || !strings.Contains(info.LastError, tt.lastErr) || info.State != Ready {
 				t.Fatalf("settled %v, diagnostics %q, server %+v\nwant settled with back from a ready server restarted once, last error with %q", rep.Settled, messages(rep), info, tt.lastErr)
 			}
@@ -157,7 +157,7 @@ func TestFakeBackoff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	info := r.List()[0]
+	info := r.List(Everyone)[0]
 	r.Close()
 	// A gap is the backoff plus starting a process, which a loaded
 	// machine can stretch without limit: only a gap shorter than the
@@ -185,12 +185,12 @@ func TestFakeIdleStop(t *testing.T) {
 	// On a loaded machine the idle period may already have run out while
 	// the answer settled: then the server is gone before its pid is seen.
 	pid := 0
-	if l := r.List(); len(l) > 0 {
+	if l := r.List(Everyone); len(l) > 0 {
 		pid = l[0].PID
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(r.List()) > 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(r.List(Everyone)) > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("still running 10s after its last use: %+v", r.List())
+			t.Fatalf("still running 10s after its last use: %+v", r.List(Everyone))
 		}
 	}
 	if since := time.Since(used); since < idle {
@@ -210,10 +210,10 @@ func TestFakeRestart(t *testing.T) {
 	write(t, dir, map[string]string{"a.fake": "error: x\npublish\n"})
 	path := filepath.Join(dir, "a.fake")
 	settled(t, r, path, 10*time.Second)
-	before := r.List()[0]
+	before := r.List(Everyone)[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	after, err := r.Restart(ctx, before.ID)
+	after, err := r.Restart(ctx, before.ID, Everyone)
 	if err != nil || after.Restarts != 1 || after.PID == before.PID || after.State != Ready || processAlive(before.PID) {
 		t.Fatalf("Restart(%s) = %+v, %v; want restarts 1, a new pid, ready, the old process %d gone", before.ID, after, err, before.PID)
 	}
@@ -223,7 +223,7 @@ func TestFakeRestart(t *testing.T) {
 	if rep := settled(t, r, path, 10*time.Second); !rep.Settled || messages(rep) != "a.fake: x" {
 		t.Errorf("after the restart: settled %v, %q; want settled with x", rep.Settled, messages(rep))
 	}
-	if _, err := r.Restart(ctx, "fake:/nowhere"); !errors.Is(err, errdefs.ErrNotFound) || !strings.Contains(err.Error(), before.ID) {
+	if _, err := r.Restart(ctx, "fake:/nowhere", Everyone); !errors.Is(err, errdefs.ErrNotFound) || !strings.Contains(err.Error(), before.ID) {
 		t.Errorf("Restart of an unknown id: %v, want not found listing %s", err, before.ID)
 	}
 }

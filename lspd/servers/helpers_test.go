@@ -93,7 +93,7 @@ func waitFor(t testing.TB, r *Registry, within time.Duration, ok func(Info) bool
 	deadline := time.Now().Add(within)
 	var last []Info
 	for time.Now().Before(deadline) {
-		if last = r.List(); len(last) == 1 && ok(last[0]) {
+		if last = r.List(Everyone); len(last) == 1 && ok(last[0]) {
 			return last[0]
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -49,11 +49,7 @@ func launch(rp *reaper.Reaper, launcher string, cfg Config, root string, conf Co
 	if path, err = filepath.Abs(path); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Command[0], err)
 	}
-	argv, err := conf.argv(launcher, append([]string{path}, cfg.Command[1:]...))
-	if err != nil {
-		return nil, err
-	}
-	cacheEnv, cleanup, err := conf.cacheEnv()
+	argv, cacheEnv, cleanup, err := conf.start(launcher, root, append([]string{path}, cfg.Command[1:]...))
 	if err != nil {
 		return nil, err
 	}

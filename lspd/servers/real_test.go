@@ -77,7 +77,7 @@ func TestRealServers(t *testing.T) {
 				t.Fatalf("after the fix: settled %v, %+v, diagnostics:\n%s\nwant settled, current, none", rep.Settled, rep.Files, messages(rep))
 			}
 
-			infos := r.List()
+			infos := r.List(Everyone)
 			if len(infos) != 1 || infos[0].PID == 0 || infos[0].State != Ready || infos[0].MemoryBytes == 0 || infos[0].Root != dir {
 				t.Fatalf("List() = %+v, want one ready server with a pid and memory at root %s", infos, dir)
 			}
@@ -86,7 +86,7 @@ func TestRealServers(t *testing.T) {
 			}
 			write(t, dir, map[string]string{fx.file: fx.files[fx.file]})
 			rep = settled(t, r, path, 120*time.Second)
-			after := r.List()[0]
+			after := r.List(Everyone)[0]
 			if !rep.Settled || !strings.Contains(messages(rep), fx.want) || after.Restarts < 1 || after.PID == infos[0].PID {
 				t.Fatalf("after kill -9 of %d and the error put back: settled %v, diagnostics %q, server %+v\nwant the error again from a restarted server", infos[0].PID, rep.Settled, messages(rep), after)
 			}
@@ -112,7 +112,7 @@ func TestRealServerHangs(t *testing.T) {
 			}
 			t.Logf("%s answers documentSymbol in %v", fx.server, probeTime(t, r, path))
 
-			before := r.List()[0]
+			before := r.List(Everyone)[0]
 			if err := syscall.Kill(before.PID, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestRealServerHangs(t *testing.T) {
 				t.Fatalf("after the hang: %+v; the stopped process %d alive: %v", crashed, before.PID, processAlive(before.PID))
 			}
 			rep := settled(t, r, path, 120*time.Second)
-			if after := r.List()[0]; !rep.Settled || !rep.Files[0].Current() || !strings.Contains(messages(rep), fx.want) || after.State != Ready {
+			if after := r.List(Everyone)[0]; !rep.Settled || !rep.Files[0].Current() || !strings.Contains(messages(rep), fx.want) || after.State != Ready {
 				t.Fatalf("after the restart: settled %v, %+v, server %+v; want the error again, settled and current, from a ready server", rep.Settled, rep.Files, after)
 			}
 		})

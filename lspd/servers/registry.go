@@ -8,11 +8,9 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
-	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
@@ -236,35 +234,10 @@ func (r *Registry) ensureLocked(lang, root string, conf Confinement) (*Server, e
 	return s, nil
 }
 
-// List describes every server, by id.
-func (r *Registry) List() []Info {
-	r.mu.Lock()
-	all := slices.Collect(maps.Values(r.servers))
-	r.mu.Unlock()
-	out := make([]Info, len(all))
-	for i, s := range all {
-		out[i] = s.Info()
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// get finds a server by id.
-func (r *Registry) get(id string) (*Server, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.servers[id]
-	if !ok {
-		ids := slices.Sorted(maps.Keys(r.servers))
-		return nil, fmt.Errorf("no language server %q (running: %v): %w", id, ids, errdefs.ErrNotFound)
-	}
-	return s, nil
-}
-
-// Restart restarts the server id and waits (within ctx) until it is up
-// again.
-func (r *Registry) Restart(ctx context.Context, id string) (Info, error) {
-	s, err := r.get(id)
+// Restart restarts the server id, which must be within scope, and waits
+// (within ctx) until it is up again.
+func (r *Registry) Restart(ctx context.Context, id string, sc Scope) (Info, error) {
+	s, err := r.get(id, sc)
 	if err != nil {
 		return Info{}, err
 	}
