@@ -47,7 +47,9 @@ func (f *fakeTerminals) Tab(_ context.Context, id string) (TabInfo, error) {
 }
 
 // run starts argv headless as a new tab of window.
-func (f *fakeTerminals) run(window string, argv []string) string { return f.runBoxed(window, false, argv) }
+func (f *fakeTerminals) run(window string, argv []string) string {
+	return f.runBoxed(window, false, argv)
+}
 
 // runBoxed starts argv headless as a new tab of window, marked sandboxed
 // when boxed.
