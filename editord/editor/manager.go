@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -276,7 +278,7 @@ func (m *Manager) start(ctx context.Context, window which, dir string) (*running
 	}
 	l := Launch{Window: window.window, Dir: dir, Argv: Command(m.opts.Nvim, sock), Sandbox: window.sandboxed()}
 	if l.Sandbox {
-		l.Socket = sock
+		l.Argv, l.Socket = SandboxedCommand(m.opts.Nvim, sock), sock
 	}
 	tab, err := m.opts.Terminals.Launch(ctx, l)
 	if err != nil {
@@ -310,4 +312,23 @@ func (m *Manager) start(ctx context.Context, window which, dir string) (*running
 // an editor's tab by its --listen argument.
 func Command(nvimPath, sock string, files ...string) []string {
 	return append([]string{nvimPath, "--listen", sock}, files...)
+}
+
+// SandboxedCommand is Command for a sandboxed tab's editor. Its sandbox
+// leaves the human's Neovim state (~/.local/state/nvim: swap files, shada,
+// undo files) read-only, and Neovim refuses to load a file whose swap file
+// it cannot write: so this one keeps them in its own directory, the
+// socket's, which its sandbox may write (and which is made afresh with
+// each such editor).
+func SandboxedCommand(nvimPath, sock string) []string {
+	dir := filepath.Dir(sock)
+	set := fmt.Sprintf("set directory^=%[1]s// undodir^=%[1]s// backupdir^=%[1]s// shadafile=%[2]s",
+		escapeOption(dir), escapeOption(filepath.Join(dir, "shada")))
+	return []string{nvimPath, "--listen", sock, "--cmd", set}
+}
+
+// escapeOption escapes a path for a :set value (spaces, commas and
+// backslashes).
+func escapeOption(p string) string {
+	return strings.NewReplacer(`\`, `\\`, " ", `\ `, ",", `\,`, "|", `\|`, `"`, `\"`).Replace(p)
 }
