@@ -19,7 +19,7 @@ import (
 func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
 	tabs := newTerminals(layout.DaemonAddr("terminald"))
 	defer tabs.Close()
-	m := editor.NewManager(editor.Options{Socket: layout.EditorSocket, Terminals: tabs})
+	m := editor.NewManager(editor.Options{Socket: layout.EditorSocket, SandboxedSocket: layout.SandboxedEditorSocket, Terminals: tabs})
 	defer m.Close()
 	// Calls from inside tabs (grpcurl from an agent's shell) are placed by
 	// the kernel and checked as the gateway's would be.

@@ -2,6 +2,17 @@
 // (EditorService) over package editor, which keeps one real Neovim per
 // Phantom window and does what agents ask of it. Domain errors are
 // translated to gRPC codes by the shared server chain (internal/daemon).
+//
+// No deputy: a caller in a sandboxed tab never drives the window's own
+// editor — the one the human opened with `phantom edit`, or one started
+// for an unsandboxed caller — because that Neovim runs as the human,
+// unconfined, and an agent steering it would act through it beyond its
+// sandbox. It gets an editor of its own instead, one per sandboxed tab and
+// window, which terminald starts under the tab's sandbox and which listens
+// in a directory of its own on the host
+// (paths.Layout.SandboxedEditorSocket) that the sandbox keeps writable.
+// Only a Neovim there that runs in a sandboxed tab of the window is ever
+// adopted (see editor.Manager).
 package editord
 
 import (

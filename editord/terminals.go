@@ -34,7 +34,7 @@ func (t terminals) Tab(ctx context.Context, id string) (editor.TabInfo, error) {
 	}
 	for _, tm := range resp.GetTerminals() {
 		if tm.GetId() == id {
-			return editor.TabInfo{Window: tm.GetWindowId(), Dir: tm.GetDirectory()}, nil
+			return editor.TabInfo{Window: tm.GetWindowId(), Dir: tm.GetDirectory(), Sandboxed: tm.GetSandboxed()}, nil
 		}
 	}
 	return editor.TabInfo{}, fmt.Errorf("tab %s is gone: %w", id, errdefs.ErrNotFound)
@@ -53,20 +53,24 @@ func (t terminals) Locate(ctx context.Context, pid int, start uint64) (string, e
 	return resp.GetTabId(), nil
 }
 
-// Launch opens a tab named "editor" running argv in window. editord runs
-// outside Phantom, so terminald lets it name a command, as the human's CLI.
-func (t terminals) Launch(ctx context.Context, window, dir string, argv []string) (string, error) {
+// Launch opens a tab named "editor" as l says. editord runs outside
+// Phantom, so terminald lets it name a command and the editor's socket, as
+// the human's CLI.
+func (t terminals) Launch(ctx context.Context, l editor.Launch) (string, error) {
 	c, err := t.Get()
 	if err != nil {
 		return "", err
 	}
 	// The editor opened for an agent is the agent's: terminald runs
-	// Neovim in the agent's sandbox and marks the tab as the agent's.
+	// Neovim in the agent's sandbox and marks the tab as the agent's. A
+	// sandboxed tab's editor asks for the sandbox itself too, so that it
+	// is sandboxed even when the human's own tools asked for it.
 	if caller, ok := guard.CallerFrom(ctx); ok {
 		ctx = guard.ForAgentCaller(ctx, caller)
 	}
 	resp, err := c.CreateTerminal(ctx, &terminalv1.CreateTerminalRequest{
-		WindowId: window, Directory: dir, Name: "editor", Command: argv,
+		WindowId: l.Window, Directory: l.Dir, Name: "editor", Command: l.Argv,
+		Sandbox: l.Sandbox, EditorSocket: l.Socket,
 	})
 	if err != nil {
 		return "", fmt.Errorf("open a tab at %s: %w", t.Addr(), err)

@@ -111,3 +111,20 @@ func (s *Service) callerSandboxed(ctx context.Context) bool {
 	t, err := s.ws.Get(c.TabID)
 	return err == nil && t.Sandboxed
 }
+
+// callerClient is the client name of the agent the call in ctx is made
+// for, as its tab records it (SetAgentState), so that a tab opened for an
+// agent (create_terminal, add_worktree's open_terminal, the editor's tab)
+// carries its name in list_terminals; "" for the human, or when the
+// agent's tab records none.
+func (s *Service) callerClient(ctx context.Context) string {
+	c, _ := guard.CallerFrom(ctx)
+	if !c.ForAgent || c.TabID == "" {
+		return ""
+	}
+	t, err := s.ws.Get(c.TabID)
+	if err != nil {
+		return ""
+	}
+	return t.AgentClient
+}

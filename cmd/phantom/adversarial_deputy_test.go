@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/phantom-dev/phantom/editord/editor"
+	"github.com/phantom-dev/phantom/editord/nvim"
 	"github.com/phantom-dev/phantom/internal/testenv"
 )
 
@@ -216,39 +221,128 @@ func answerOnce(t *testing.T, env *testenv.Env, read func() []agentLine, i int, 
 
 // TestDeputyEditorTab: the editor editord opens for open_file from a
 // sandboxed agent runs Neovim in the agent's sandbox, in a tab marked as
-// the agent's; whatever the call answers, no editor tab outside the
-// sandbox was opened for it.
+// the agent's (its name and client), listening on a socket of its own
+// that editord reaches: open_file and reveal_line work end to end. With
+// the human's own, unsandboxed editor open in the window (`phantom edit`),
+// the sandboxed agent never drives it: it gets its own sandboxed editor,
+// and the human's Neovim never shows the agent's file.
 func TestDeputyEditorTab(t *testing.T) {
 	if _, err := exec.LookPath("nvim"); err != nil {
 		t.Skip("no nvim")
 	}
-	env, _ := deputyUp(t)
-	work := filepath.Join(env.Home, "work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := newAttacker(t, env, "deputy-editor", "--sandbox", "--dir", work)
+	env, bin := deputyUp(t)
+	// The agent works in its own directory (its job files are there too:
+	// its sandbox's /tmp is private).
+	a := newAttacker(t, env, "deputy-editor", "--sandbox")
 	if tb := tabByID(tabs(t, env), a.tab); tb["sandboxed"] != true {
 		t.Skipf("the attacker's tab is not sandboxed on this kernel: %v", tb)
 	}
-	run := a.agent("deputy-editor", map[string]any{"op": "call", "tool": "open_file", "args": map[string]any{"path": "a.txt"}})
-	l := answerOnce(t, env, run.read, 0, a.tab, "open_file", false)
-	t.Logf("open_file from a sandboxed tab: %s", failure(t, l))
-	var editors []map[string]any
-	for _, tb := range tabs(t, env) {
-		if tb["id"] != a.tab && tb["name"] == "editor" {
-			editors = append(editors, tb)
+	work := a.dir
+	t.Cleanup(func() {
+		if t.Failed() {
+			outs, _ := filepath.Glob(filepath.Join(a.dir, "job*.out"))
+			for _, o := range outs {
+				b, _ := os.ReadFile(o)
+				t.Logf("%s:\n%s", o, b)
+			}
+			b, _ := os.ReadFile(filepath.Join(env.Layout.Logs, "editord.log"))
+			t.Logf("editord log:\n%s", b)
+		}
+	})
+	for _, f := range []string{"a.txt", "human.txt"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("hello\nsecond\nthird\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if len(editors) == 0 {
-		t.Fatalf("open_file opened no editor tab; tabs: %v", tabs(t, env))
+	// The human's editor, unsandboxed, in the same window.
+	human := strings.TrimSpace(mustPhantom(t, env, "new", "--name", "human-editor", "--dir", work, "--", bin, "edit", "human.txt"))
+	t.Cleanup(func() { phantom(t, env, "close", human) })
+	eventually(t, "the human's editor tab to be the window's editor", func() (bool, string) {
+		tb := tabByID(tabs(t, env), human)
+		return tb["editor"] == true, fmt.Sprint(tb)
+	})
+	humanTab := tabByID(tabs(t, env), human)
+	if humanTab["sandboxed"] == true {
+		t.Fatalf("the human's editor tab is sandboxed: %v", humanTab)
 	}
-	for _, tb := range editors {
-		if tb["sandboxed"] != true || tb["name_set_by_agent"] != true {
-			t.Errorf("editor tab opened for a sandboxed agent = %v, want sandboxed and named by the agent", tb)
+	window := fmt.Sprint(humanTab["window_id"])
+	if w := fmt.Sprint(tabByID(tabs(t, env), a.tab)["window_id"]); w != window {
+		t.Fatalf("the agent's tab is in window %s, the human's editor in %s", w, window)
+	}
+
+	run := sandboxedAgent(t, a, bin, "deputy-editor",
+		map[string]any{"op": "call", "tool": "open_file", "args": map[string]any{"path": "a.txt", "line": 2}},
+		map[string]any{"op": "call", "tool": "reveal_line", "args": map[string]any{"path": "a.txt", "line": 3, "message": "here"}},
+		map[string]any{"op": "call", "tool": "list_panes", "args": map[string]any{}},
+	)
+	var editorTab string
+	for i, tool := range []string{"open_file", "reveal_line", "list_panes"} {
+		l := answerOnce(t, env, run.read, i, a.tab, tool, false)
+		if f := failure(t, l); f != "" {
+			t.Fatalf("%s from a sandboxed agent failed: %s", tool, f)
+		}
+		sc := resultOf(t, l).StructuredContent
+		var term any
+		if o, ok := sc["opened"].(map[string]any); ok {
+			term = o["terminal_id"]
+		} else {
+			term = sc["terminal_id"]
+		}
+		if i == 0 {
+			editorTab = fmt.Sprint(term)
+		}
+		if fmt.Sprint(term) != editorTab || editorTab == human {
+			t.Fatalf("%s from the sandboxed agent answered from editor tab %v (first %s, the human's %s): %v", tool, term, editorTab, human, sc)
+		}
+		if tool == "reveal_line" {
+			if line := sc["line"]; line != float64(3) {
+				t.Errorf("reveal_line = line %v, want 3: %v", line, sc)
+			}
 		}
 	}
+	tb := tabByID(tabs(t, env), editorTab)
+	if tb["sandboxed"] != true || tb["name_set_by_agent"] != true || tb["editor"] != true || fmt.Sprint(tb["window_id"]) != window {
+		t.Errorf("editor tab opened for a sandboxed agent = %v, want sandboxed, named by the agent, an editor of window %s", tb, window)
+	}
+	if tb["agent_client"] != "deputy-editor" {
+		t.Errorf("editor tab opened for agent deputy-editor has agent_client %v, want deputy-editor", tb["agent_client"])
+	}
+	// The human's Neovim saw nothing of it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := nvim.Dial(ctx, env.Layout.EditorSocket(window))
+	if err != nil {
+		t.Fatalf("reach the human's editor: %v", err)
+	}
+	defer c.Close()
+	st, err := editor.New(c).State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range st.Tabs {
+		if filepath.Base(f.Path) == "a.txt" {
+			t.Errorf("the human's editor shows the sandboxed agent's file: %+v", st.Tabs)
+		}
+	}
+}
+
+// sandboxedAgent is attacker.agent for a tab whose sandbox has a private
+// /tmp, where the test's binaries are out of sight: the test agent is
+// copied into the attacker's own directory, and the bridge is phantom, the
+// copy outside the temporary directories.
+func sandboxedAgent(t *testing.T, a *attacker, phantom, client string, script ...map[string]any) agentRun {
+	t.Helper()
+	agent := filepath.Join(a.dir, "testagent")
+	if err := copyFile(testAgent(t), agent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(a.dir, "agent"+strconv.Itoa(a.jobs))
+	b, _ := json.Marshal(append(script, map[string]any{"op": "exit"}))
+	if err := os.WriteFile(path+".json", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read := func() []agentLine { return readAgentLines(path + ".jsonl") }
+	t.Cleanup(func() { killAgent(read()) })
+	a.start("TESTAGENT_CLIENT=" + sq(client) + " " + shellCmd(agent, phantom, path+".json", path+".jsonl"))
+	return agentRun{read: read}
 }

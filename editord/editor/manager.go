@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,9 +20,8 @@ import (
 type Terminals interface {
 	// Tab returns the window and current directory of tab id.
 	Tab(ctx context.Context, tabID string) (TabInfo, error)
-	// Launch runs argv in a new tab of window, starting in dir, and returns
-	// the tab's id.
-	Launch(ctx context.Context, window, dir string, argv []string) (string, error)
+	// Launch opens a new tab as l says and returns the tab's id.
+	Launch(ctx context.Context, l Launch) (string, error)
 	// Locate names the tab process pid (started at startTime) runs in; ""
 	// when it runs in none.
 	Locate(ctx context.Context, pid int, startTime uint64) (string, error)
@@ -29,6 +30,21 @@ type Terminals interface {
 // TabInfo is what the manager needs to know of a Phantom tab.
 type TabInfo struct {
 	Window, Dir string
+	// Sandboxed is true when the tab's programs run sandboxed.
+	Sandboxed bool
+}
+
+// Launch is a new tab for an editor.
+type Launch struct {
+	// Window is the window to open it in; Dir the directory to start in.
+	Window, Dir string
+	// Argv is the editor's command line (Command).
+	Argv []string
+	// Sandbox runs the tab sandboxed: it is a sandboxed agent tab's
+	// editor. Socket is then where it listens, so that terminald gives
+	// the tab that socket's directory (CreateTerminalRequest.editor_socket).
+	Sandbox bool
+	Socket  string
 }
 
 // Caller is the calling agent's tab, as the guard or the gateway verified
@@ -45,6 +61,9 @@ type Options struct {
 	// Socket says where the editor of a window listens (in the private
 	// runtime directory): paths.Layout.EditorSocket.
 	Socket func(window string) string
+	// SandboxedSocket says where the editor of the sandboxed agent tab
+	// listens in window: paths.Layout.SandboxedEditorSocket.
+	SandboxedSocket func(window, tab string) string
 	// Terminals finds windows and opens the editors' tabs.
 	Terminals Terminals
 	// Nvim is the Neovim program; default "nvim".
@@ -56,12 +75,13 @@ type Options struct {
 
 // Manager keeps one editor per window: the one it started in a tab of that
 // window, or one the human started there with `phantom edit`, found on the
-// window's socket.
+// window's socket. A sandboxed agent tab gets an editor of its own in its
+// window instead, sandboxed as it is (see editorFor).
 type Manager struct {
 	opts Options
 
 	mu      sync.Mutex // held while an editor is found or started, so one window gets one
-	editors map[string]*running
+	editors map[which]*running
 }
 
 // running is a window's editor.
@@ -78,7 +98,7 @@ func NewManager(opts Options) *Manager {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
-	return &Manager{opts: opts, editors: map[string]*running{}}
+	return &Manager{opts: opts, editors: map[which]*running{}}
 }
 
 // Close hangs up on every editor; they keep running in their tabs, the
@@ -125,7 +145,7 @@ func (m *Manager) session(ctx context.Context, c Caller, start bool) (*Session, 
 	if c.Dir == "" {
 		c.Dir = info.Dir
 	}
-	window := info.Window
+	window := editorFor(c, info)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.editors[window]; r != nil {
@@ -155,13 +175,28 @@ func (m *Manager) session(ctx context.Context, c Caller, start bool) (*Session, 
 	return &Session{Editor: r.Editor, TerminalID: r.tab, Started: started, Dir: c.Dir}, nil
 }
 
-// adopt connects to an editor already listening on window's socket: one
-// the human started with `phantom edit`, or one this daemon started before
-// it restarted. It must run in a tab of window. nil, nil means there is
-// none; a socket nobody listens on any more, or one on which something
-// else listens, is removed.
-func (m *Manager) adopt(ctx context.Context, window string) (*running, error) {
-	sock := m.opts.Socket(window)
+// socket is where editor w listens.
+func (m *Manager) socket(w which) (string, error) {
+	if !w.sandboxed() {
+		return m.opts.Socket(w.window), nil
+	}
+	if m.opts.SandboxedSocket == nil {
+		return "", fmt.Errorf("tab %s is sandboxed, and this editord has no place for a sandboxed editor's socket (Options.SandboxedSocket): %w", w.owner, errdefs.ErrFailedPrecondition)
+	}
+	return m.opts.SandboxedSocket(w.window, w.owner), nil
+}
+
+// adopt connects to an editor already listening on w's socket: one the
+// human started with `phantom edit`, or one this daemon started before it
+// restarted. It must run in a tab of w's window, and a sandboxed tab's
+// editor in a sandboxed tab. nil, nil means there is none; a socket nobody
+// listens on any more, or one on which something else listens, is
+// removed.
+func (m *Manager) adopt(ctx context.Context, window which) (*running, error) {
+	sock, err := m.socket(window)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Lstat(sock); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -176,7 +211,7 @@ func (m *Manager) adopt(ctx context.Context, window string) (*running, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reach the editor of window %s: %w", window, err)
+		return nil, fmt.Errorf("reach the editor of window %s at %s: %w", window.window, sock, err)
 	}
 	tab, err := m.tabOf(ctx, c, window)
 	if err != nil {
@@ -193,9 +228,11 @@ func (m *Manager) adopt(ctx context.Context, window string) (*running, error) {
 	return &running{Editor: New(c), tab: tab}, nil
 }
 
-// tabOf names the tab of window the Neovim behind c runs in, from the
-// kernel's word on who is at the other end of the socket.
-func (m *Manager) tabOf(ctx context.Context, c *nvim.Client, window string) (string, error) {
+// tabOf names the tab of w's window the Neovim behind c runs in, from the
+// kernel's word on who is at the other end of the socket; for a sandboxed
+// tab's editor that tab must be sandboxed, so that it is never the
+// human's editor (reached through a link, or started there by hand).
+func (m *Manager) tabOf(ctx context.Context, c *nvim.Client, w which) (string, error) {
 	peer, err := c.Peer()
 	if err != nil {
 		return "", err
@@ -222,24 +259,42 @@ func (m *Manager) tabOf(ctx context.Context, c *nvim.Client, window string) (str
 	if err != nil {
 		return "", err
 	}
-	if info.Window != window {
-		return "", fmt.Errorf("it runs in tab %s of window %s, not of window %s", tab, info.Window, window)
+	if info.Window != w.window {
+		return "", fmt.Errorf("it runs in tab %s of window %s, not of window %s", tab, info.Window, w.window)
+	}
+	if w.sandboxed() && !info.Sandboxed {
+		return "", fmt.Errorf("it runs in tab %s, which is not sandboxed, and the editor of sandboxed tab %s must be", tab, w.owner)
 	}
 	return tab, nil
 }
 
-// start opens a new tab in window running a Neovim that listens on the
-// window's socket, and connects to it.
-func (m *Manager) start(ctx context.Context, window, dir string) (*running, error) {
-	sock := m.opts.Socket(window)
-	tab, err := m.opts.Terminals.Launch(ctx, window, dir, Command(m.opts.Nvim, sock))
+// start opens a new tab in w's window running a Neovim that listens on
+// w's socket, sandboxed for a sandboxed tab's editor, and connects to it.
+// A sandboxed tab's editor must be the very tab it opened.
+func (m *Manager) start(ctx context.Context, window which, dir string) (*running, error) {
+	sock, err := m.socket(window)
 	if err != nil {
-		return nil, fmt.Errorf("open the editor's tab in window %s: %w", window, err)
+		return nil, err
+	}
+	l := Launch{Window: window.window, Dir: dir, Argv: Command(m.opts.Nvim, sock), Sandbox: window.sandboxed()}
+	if l.Sandbox {
+		l.Argv, l.Socket = SandboxedCommand(m.opts.Nvim, sock), sock
+	}
+	tab, err := m.opts.Terminals.Launch(ctx, l)
+	if err != nil {
+		return nil, fmt.Errorf("open the editor's tab in window %s: %w", window.window, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.StartTimeout)
 	defer cancel()
 	for {
 		c, err := nvim.Dial(ctx, sock)
+		if err == nil && window.sandboxed() {
+			if got, terr := m.tabOf(ctx, c, window); terr != nil || got != tab {
+				c.Close()
+				return nil, fmt.Errorf("the editor started in tab %s for sandboxed tab %s is not the one listening on %s (%v): %w",
+					tab, window.owner, sock, terr, errdefs.ErrFailedPrecondition)
+			}
+		}
 		if err == nil {
 			return &running{Editor: New(c), tab: tab}, nil
 		}
@@ -257,4 +312,23 @@ func (m *Manager) start(ctx context.Context, window, dir string) (*running, erro
 // an editor's tab by its --listen argument.
 func Command(nvimPath, sock string, files ...string) []string {
 	return append([]string{nvimPath, "--listen", sock}, files...)
+}
+
+// SandboxedCommand is Command for a sandboxed tab's editor. Its sandbox
+// leaves the human's Neovim state (~/.local/state/nvim: swap files, shada,
+// undo files) read-only, and Neovim refuses to load a file whose swap file
+// it cannot write: so this one keeps them in its own directory, the
+// socket's, which its sandbox may write (and which is made afresh with
+// each such editor).
+func SandboxedCommand(nvimPath, sock string) []string {
+	dir := filepath.Dir(sock)
+	set := fmt.Sprintf("set directory^=%[1]s// undodir^=%[1]s// backupdir^=%[1]s// shadafile=%[2]s",
+		escapeOption(dir), escapeOption(filepath.Join(dir, "shada")))
+	return []string{nvimPath, "--listen", sock, "--cmd", set}
+}
+
+// escapeOption escapes a path for a :set value (spaces, commas and
+// backslashes).
+func escapeOption(p string) string {
+	return strings.NewReplacer(`\`, `\\`, " ", `\ `, ",", `\,`, "|", `\|`, `"`, `\"`).Replace(p)
 }

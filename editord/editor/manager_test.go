@@ -17,14 +17,16 @@ type fakeTerminals struct {
 	t       *testing.T
 	mu      sync.Mutex
 	windows map[string]string // tab → window
+	boxed   map[string]bool   // sandboxed tabs
+	opened  []Launch          // what Launch was asked
 	procs   map[int]string    // pid → tab
 	cmds    map[string]*exec.Cmd
 	n       int
 }
 
 func newFakeTerminals(t *testing.T) *fakeTerminals {
-	f := &fakeTerminals{t: t, windows: map[string]string{"agent-1": "w1", "agent-2": "w2"},
-		procs: map[int]string{}, cmds: map[string]*exec.Cmd{}}
+	f := &fakeTerminals{t: t, windows: map[string]string{"agent-1": "w1", "agent-2": "w2", "boxed-1": "w1", "boxed-2": "w1"},
+		boxed: map[string]bool{"boxed-1": true, "boxed-2": true}, procs: map[int]string{}, cmds: map[string]*exec.Cmd{}}
 	t.Cleanup(func() {
 		for _, c := range f.cmds {
 			c.Process.Kill()
@@ -41,11 +43,17 @@ func (f *fakeTerminals) Tab(_ context.Context, id string) (TabInfo, error) {
 	if !ok {
 		return TabInfo{}, os.ErrNotExist
 	}
-	return TabInfo{Window: w, Dir: f.t.TempDir()}, nil
+	return TabInfo{Window: w, Dir: f.t.TempDir(), Sandboxed: f.boxed[id]}, nil
 }
 
 // run starts argv headless as a new tab of window.
 func (f *fakeTerminals) run(window string, argv []string) string {
+	return f.runBoxed(window, false, argv)
+}
+
+// runBoxed starts argv headless as a new tab of window, marked sandboxed
+// when boxed.
+func (f *fakeTerminals) runBoxed(window string, boxed bool, argv []string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
@@ -55,12 +63,24 @@ func (f *fakeTerminals) run(window string, argv []string) string {
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
 	}
-	f.windows[tab], f.procs[cmd.Process.Pid], f.cmds[tab] = window, tab, cmd
+	f.windows[tab], f.procs[cmd.Process.Pid], f.cmds[tab], f.boxed[tab] = window, tab, cmd, boxed
 	return tab
 }
 
-func (f *fakeTerminals) Launch(_ context.Context, window, _ string, argv []string) (string, error) {
-	return f.run(window, argv), nil
+func (f *fakeTerminals) Launch(_ context.Context, l Launch) (string, error) {
+	f.mu.Lock()
+	f.opened = append(f.opened, l)
+	f.mu.Unlock()
+	if l.Socket != "" {
+		// terminald makes the sandboxed editor's directory afresh.
+		if err := os.RemoveAll(filepath.Dir(l.Socket)); err != nil {
+			return "", err
+		}
+		if err := os.MkdirAll(filepath.Dir(l.Socket), 0o700); err != nil {
+			return "", err
+		}
+	}
+	return f.runBoxed(l.Window, l.Sandbox, l.Argv), nil
 }
 
 func (f *fakeTerminals) Locate(_ context.Context, pid int, _ uint64) (string, error) {
@@ -85,7 +105,8 @@ func newTestManager(t *testing.T) (*Manager, *fakeTerminals, string) {
 	}
 	dir := t.TempDir()
 	f := newFakeTerminals(t)
-	m := NewManager(Options{Terminals: f, Socket: func(w string) string { return filepath.Join(dir, w+".sock") }})
+	m := NewManager(Options{Terminals: f, Socket: func(w string) string { return filepath.Join(dir, w+".sock") },
+		SandboxedSocket: func(w, tab string) string { return filepath.Join(dir, w, tab, "nvim.sock") }})
 	t.Cleanup(m.Close)
 	return m, f, dir
 }

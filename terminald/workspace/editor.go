@@ -1,6 +1,10 @@
 package workspace
 
-import "github.com/phantom-dev/phantom/internal/procfs"
+import (
+	"path/filepath"
+
+	"github.com/phantom-dev/phantom/internal/procfs"
+)
 
 // listenArg returns the address the program pid was told to listen on
 // (`--listen ADDR`, as Neovim takes it), or "". A tab whose foreground
@@ -21,7 +25,12 @@ func listenArg(pid int) string {
 }
 
 // isEditor reports whether a tab of window whose foreground program
-// listens on listen is the window's editor.
+// listens on listen is an editor of the window: its own (the human's), or
+// the editor of a sandboxed agent tab there.
 func (w *Workspace) isEditor(window, listen string) bool {
-	return listen != "" && listen == w.opts.Layout.EditorSocket(window)
+	if listen == "" {
+		return false
+	}
+	l := w.opts.Layout
+	return listen == l.EditorSocket(window) || listen == l.SandboxedEditorSocket(window, filepath.Base(filepath.Dir(listen)))
 }

@@ -230,6 +230,12 @@ type CreateSpec struct {
 	// Agent always is.
 	Sandbox    bool
 	Cols, Rows int
+	// EditorSocket, for editord's tabs only, is where the tab's editor
+	// listens; a sandboxed one gets its directory (see editorDir).
+	EditorSocket string
+	// AgentClient is the client name of the agent the tab is opened for,
+	// as its own tab records it: the new tab is that agent's too.
+	AgentClient string
 }
 
 // Create opens a new tab.
@@ -285,6 +291,7 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 		}
 	}
 	id := w.newID('t')
+	spec.WindowID = win.id
 	w.mu.Unlock()
 
 	ts, err := w.tabSpec(id, dir, spec)
@@ -304,7 +311,8 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 	}
 
 	e := &tabEntry{tab: t, name: spec.Name, groupID: spec.GroupID, windowID: win.id, worktree: spec.Worktree,
-		groupByAgent: spec.ByAgent && spec.GroupID != "", nameByAgent: spec.ByAgent && spec.Name != ""}
+		groupByAgent: spec.ByAgent && spec.GroupID != "", nameByAgent: spec.ByAgent && spec.Name != "",
+		agentClient: spec.AgentClient}
 	w.mu.Lock()
 	w.tabs[id] = e
 	win.tabs = append(win.tabs, id)
@@ -356,6 +364,11 @@ func (w *Workspace) tabSpec(id, dir string, spec CreateSpec) (tabSpec, error) {
 	}
 	if spec.Sandbox || spec.Agent != "" {
 		if err := w.sandbox(&ts, spec); err != nil {
+			return tabSpec{}, err
+		}
+	}
+	if spec.EditorSocket != "" {
+		if err := w.editorDir(&ts, spec.WindowID, spec.EditorSocket); err != nil {
 			return tabSpec{}, err
 		}
 	}

@@ -1096,7 +1096,14 @@ type CreateTerminalRequest struct {
 	// Run the tab sandboxed (Landlock): writes only inside its directory,
 	// temporary directories and the agent's own directories; no signals or
 	// ptrace beyond the tab. A tab running an agent is always sandboxed.
-	Sandbox       bool `protobuf:"varint,10,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	Sandbox bool `protobuf:"varint,10,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// For editord only: the tab runs an editor that listens on this socket.
+	// A sandboxed tab cannot reach Phantom's runtime directory, so for one
+	// the socket must be paths.Layout.SandboxedEditorSocket of the tab's
+	// window: terminald creates its directory afresh on the host and keeps
+	// that one directory in view and writable in the tab's sandbox, so the
+	// socket Neovim creates there is the tab's own and editord reaches it.
+	EditorSocket  string `protobuf:"bytes,11,opt,name=editor_socket,json=editorSocket,proto3" json:"editor_socket,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1199,6 +1206,13 @@ func (x *CreateTerminalRequest) GetSandbox() bool {
 		return x.Sandbox
 	}
 	return false
+}
+
+func (x *CreateTerminalRequest) GetEditorSocket() string {
+	if x != nil {
+		return x.EditorSocket
+	}
+	return ""
 }
 
 // CreateTerminalResponse returns the new tab.
@@ -3985,7 +3999,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\vterminal_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
 	"terminalId\"T\n" +
 	"\x15ListTerminalsResponse\x12;\n" +
-	"\tterminals\x18\x01 \x03(\v2\x1d.phantom.terminal.v1.TerminalR\tterminals\"\xeb\x02\n" +
+	"\tterminals\x18\x01 \x03(\v2\x1d.phantom.terminal.v1.TerminalR\tterminals\"\x9a\x03\n" +
 	"\x15CreateTerminalRequest\x12&\n" +
 	"\tdirectory\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\tdirectory\x12$\n" +
 	"\bworktree\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\bworktree\x12\"\n" +
@@ -3999,7 +4013,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04rows\x18\t \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x04rows\x12\x18\n" +
 	"\asandbox\x18\n" +
-	" \x01(\bR\asandbox\"S\n" +
+	" \x01(\bR\asandbox\x12-\n" +
+	"\reditor_socket\x18\v \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\feditorSocket\"S\n" +
 	"\x16CreateTerminalResponse\x129\n" +
 	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"\xde\x02\n" +
 	"\x11ReadOutputRequest\x12*\n" +
@@ -4201,12 +4216,12 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xff\x14\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x8e\x15\n" +
 	"\x0fTerminalService\x12\x93\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
-	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xa6\x01\n" +
-	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\";\xc2\xf3\x187\n" +
-	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id8\x01B\x02\b\x01\x12\x87\x01\n" +
+	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xb5\x01\n" +
+	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"J\xc2\xf3\x18F\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01\x12\x87\x01\n" +
 	"\n" +
 	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"(\xc2\xf3\x18$\n" +
 	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_id\x12\xa0\x01\n" +
