@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,7 +269,7 @@ func TestDeputyEditorTab(t *testing.T) {
 		t.Fatalf("the agent's tab is in window %s, the human's editor in %s", w, window)
 	}
 
-	run := sandboxedAgent(t, a, bin, "deputy-editor",
+	run := a.agent("deputy-editor",
 		map[string]any{"op": "call", "tool": "open_file", "args": map[string]any{"path": "a.txt", "line": 2}},
 		map[string]any{"op": "call", "tool": "reveal_line", "args": map[string]any{"path": "a.txt", "line": 3, "message": "here"}},
 		map[string]any{"op": "call", "tool": "list_panes", "args": map[string]any{}},
@@ -324,25 +323,4 @@ func TestDeputyEditorTab(t *testing.T) {
 			t.Errorf("the human's editor shows the sandboxed agent's file: %+v", st.Tabs)
 		}
 	}
-}
-
-// sandboxedAgent is attacker.agent for a tab whose sandbox has a private
-// /tmp, where the test's binaries are out of sight: the test agent is
-// copied into the attacker's own directory, and the bridge is phantom, the
-// copy outside the temporary directories.
-func sandboxedAgent(t *testing.T, a *attacker, phantom, client string, script ...map[string]any) agentRun {
-	t.Helper()
-	agent := filepath.Join(a.dir, "testagent")
-	if err := copyFile(testAgent(t), agent, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(a.dir, "agent"+strconv.Itoa(a.jobs))
-	b, _ := json.Marshal(append(script, map[string]any{"op": "exit"}))
-	if err := os.WriteFile(path+".json", b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	read := func() []agentLine { return readAgentLines(path + ".jsonl") }
-	t.Cleanup(func() { killAgent(read()) })
-	a.start("TESTAGENT_CLIENT=" + sq(client) + " " + shellCmd(agent, phantom, path+".json", path+".jsonl"))
-	return agentRun{read: read}
 }
