@@ -136,7 +136,12 @@ func (r clientRun) String() string {
 // reporting command i once it finished.
 func clientTab(t *testing.T, env *testenv.Env, dir, name string, cmds ...[]string) (string, func(i int) (clientRun, bool)) {
 	t.Helper()
-	out := t.TempDir()
+	// In the tab's own directory: a sandboxed tab has a /tmp of its own.
+	out, err := os.MkdirTemp(dir, "."+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(out) })
 	var script strings.Builder
 	script.WriteString(`out=$1 i=0
 step() {
