@@ -12,6 +12,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/procfs"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/holder"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
 // LocateProcess says whether a process runs inside this Phantom and in
@@ -110,6 +111,25 @@ func (s *Service) callerSandboxed(ctx context.Context) bool {
 	}
 	t, err := s.ws.Get(c.TabID)
 	return err == nil && t.Sandboxed
+}
+
+// callerRules is the sandbox of the sandboxed agent the call in ctx is
+// made for, which a tab it opens may write no more than; nil when the
+// caller is not sandboxed. An agent that left its tab, whose sandbox
+// nobody can tell any more, gets one that writes nothing.
+func (s *Service) callerRules(ctx context.Context) *sandbox.Rules {
+	if !s.callerSandboxed(ctx) {
+		return nil
+	}
+	c, _ := guard.CallerFrom(ctx)
+	if c.TabID == "" {
+		return &sandbox.Rules{}
+	}
+	rules, sandboxed, err := s.ws.SandboxOf(c.TabID)
+	if err != nil || !sandboxed {
+		return &sandbox.Rules{}
+	}
+	return &rules
 }
 
 // callerClient is the client name of the agent the call in ctx is made

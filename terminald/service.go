@@ -68,7 +68,7 @@ func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTermin
 		Directory: r.GetDirectory(), Worktree: r.GetWorktree(), GroupID: r.GetGroupId(),
 		Agent: r.GetAgent(), Name: r.GetName(), WindowID: r.GetWindowId(), Command: r.GetCommand(),
 		Cols: int(r.GetCols()), Rows: int(r.GetRows()), ByAgent: forAgent(ctx),
-		Sandbox: r.GetSandbox() || s.callerSandboxed(ctx), EditorSocket: r.GetEditorSocket(),
+		Sandbox: r.GetSandbox() || s.callerSandboxed(ctx), Within: s.callerRules(ctx), EditorSocket: r.GetEditorSocket(),
 		AgentClient: s.callerClient(ctx),
 	})
 	if err != nil {

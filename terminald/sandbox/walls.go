@@ -87,6 +87,9 @@ func (r *Rules) wall(s Spec, dir string, private []string) error {
 		}
 	}
 	r.tidy()
+	// So do the temporary directories inside the private /tmp ($TMPDIR
+	// under /tmp): the launcher creates them there, from this list.
+	r.WriteDirs = append(r.WriteDirs, private...)
 	r.WriteDirs = append(r.WriteDirs, keptDirs...)
 	r.WriteFiles = append(r.WriteFiles, keptFiles...)
 	for _, l := range []*[]string{&r.WriteDirs, &r.WriteFiles, &r.Hide, &r.Keep, &r.Allow, &r.Scan, &r.Sockets} {

@@ -230,6 +230,9 @@ type CreateSpec struct {
 	// Agent always is.
 	Sandbox    bool
 	Cols, Rows int
+	// Within, when set, is the sandbox of the agent the tab is opened
+	// for: the tab may write no more than it (sandbox.Rules.Within).
+	Within *sandbox.Rules
 	// EditorSocket, for editord's tabs only, is where the tab's editor
 	// listens; a sandboxed one gets its directory (see editorDir).
 	EditorSocket string
@@ -444,6 +447,9 @@ func (w *Workspace) sandbox(ts *tabSpec, spec CreateSpec) error {
 	rules, err := sandbox.Compute(s)
 	if err != nil {
 		return fmt.Errorf("tab %s: %w: %w", ts.id, err, errdefs.ErrFailedPrecondition)
+	}
+	if spec.Within != nil {
+		rules = rules.Within(*spec.Within)
 	}
 	ts.launcher, ts.rules = w.opts.SandboxLauncher, rules
 	return nil
