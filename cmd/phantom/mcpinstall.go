@@ -141,6 +141,9 @@ type mcpAgentReport struct {
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// AgentHome says the file is the one Phantom's agent tabs read, in
+	// the agent's home (see internal/config AgentHome).
+	AgentHome bool `json:"agent_home,omitempty"`
 
 	// lookedFor is the directory whose absence made Found false.
 	lookedFor string
@@ -173,8 +176,19 @@ func runMCP(w io.Writer, verb string, f mcpFlags, names []string, all bool, do f
 		rep.Scope, rep.Project = "project", targets[0].Project
 	}
 	failed := 0
+	homes := map[string]bool{} // files in agent homes, reported as such
+	if rep.Scope == "user" {
+		for _, t := range agentHomeTargets(targets, os.Getenv) {
+			homes[t.File] = true
+			targets = append(targets, t)
+		}
+	}
 	for _, t := range targets {
 		r := mcpAgentReport{Agent: t.Agent.Name, Title: t.Agent.Title, File: t.File}
+		if homes[t.File] {
+			r.Title += " in Phantom's agent tabs"
+			r.AgentHome = true
+		}
 		r.Found, r.lookedFor = t.Agent.Detect(env)
 		if err := do(t, launch, &r); err != nil {
 			r.Error = err.Error()
@@ -186,7 +200,7 @@ func runMCP(w io.Writer, verb string, f mcpFlags, names []string, all bool, do f
 		found, _ := s.Agent.Detect(env)
 		rep.Agents = append(rep.Agents, mcpAgentReport{Agent: s.Agent.Name, Title: s.Agent.Title, Found: found, Skipped: s.Reason})
 	}
-	sort.Slice(rep.Agents, func(i, j int) bool { return rep.Agents[i].Agent < rep.Agents[j].Agent })
+	sort.SliceStable(rep.Agents, func(i, j int) bool { return rep.Agents[i].Agent < rep.Agents[j].Agent })
 	if f.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

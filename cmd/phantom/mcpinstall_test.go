@@ -383,3 +383,43 @@ func mcpToolsVia(t *testing.T, command string, args, vars []string) []string {
 		}
 	}
 }
+
+// TestMcpInstallAgentHomes: install, status and uninstall also reach the
+// agent homes Phantom's agent tabs run with, so an entry written after a
+// home was seeded reaches agent tabs; your own files are written as well.
+func TestMcpInstallAgentHomes(t *testing.T) {
+	env, files := mcpInstallEnv(t)
+	homes := map[string]string{
+		"claude": filepath.Join(env.Home, ".local/share/phantom/agents/claude", ".claude.json"),
+		"codex":  filepath.Join(env.Home, ".local/share/phantom/agents/codex", "config.toml"),
+		"gemini": filepath.Join(env.Home, ".local/share/phantom/agents/gemini", ".gemini", "settings.json"),
+	}
+	for _, f := range homes {
+		mustMkdir(t, filepath.Dir(f))
+	}
+	if r := runPhantomBin(t, phantomBin, env, "mcp", "install", "claude", "codex", "gemini"); r.code != 0 {
+		t.Fatalf("phantom mcp install: %v", r)
+	}
+	hasEntry := func(agent, file string) bool {
+		b, _ := os.ReadFile(file)
+		return strings.Contains(string(b), "+mcp-server") && strings.Contains(string(b), "--client="+agent)
+	}
+	for agent, f := range homes {
+		if !hasEntry(agent, f) {
+			t.Errorf("%s: no phantom entry in its agent home's %s", agent, f)
+		}
+		if !hasEntry(agent, files[agent]) {
+			t.Errorf("%s: no phantom entry in your own %s", agent, files[agent])
+		}
+	}
+	out := runPhantomBin(t, phantomBin, env, "mcp", "status", "claude")
+	if !strings.Contains(out.stdout, "Claude Code in Phantom's agent tabs: installed in "+homes["claude"]) {
+		t.Errorf("phantom mcp status does not report the agent home:\n%v", out)
+	}
+	if r := runPhantomBin(t, phantomBin, env, "mcp", "uninstall", "codex"); r.code != 0 {
+		t.Fatalf("phantom mcp uninstall codex: %v", r)
+	}
+	if hasEntry("codex", homes["codex"]) {
+		t.Errorf("codex: the entry is still in the agent home %s after uninstall", homes["codex"])
+	}
+}

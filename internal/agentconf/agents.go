@@ -34,6 +34,9 @@ type Env struct {
 	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, or "" when unset: Claude Code
 	// then keeps ~/.claude and ~/.claude.json.
 	ClaudeConfigDir string
+	// GeminiHome is $GEMINI_CLI_HOME, else Home: Gemini CLI keeps .gemini
+	// under it.
+	GeminiHome string
 }
 
 // EnvFrom reads the environment through getenv (os.Getenv in production).
@@ -55,6 +58,12 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
 		if e.ClaudeConfigDir, err = filepath.Abs(v); err != nil {
 			return Env{}, fmt.Errorf("CLAUDE_CONFIG_DIR (%q): %w", v, err)
+		}
+	}
+	e.GeminiHome = home
+	if v := getenv("GEMINI_CLI_HOME"); v != "" {
+		if e.GeminiHome, err = filepath.Abs(v); err != nil {
+			return Env{}, fmt.Errorf("GEMINI_CLI_HOME (%q): %w", v, err)
 		}
 	}
 	return e, nil
@@ -162,8 +171,8 @@ var agents = []Agent{
 	{
 		Name: "gemini", Title: "Gemini CLI", aliases: []string{"gemini-cli"},
 		Format: "JSON with comments", Servers: "mcpServers", file: jsonFile{jsonComments, []string{"mcpServers"}},
-		userFile: func(e Env) string { return filepath.Join(e.Home, ".gemini", "settings.json") },
-		home:     func(e Env) []string { return []string{filepath.Join(e.Home, ".gemini")} },
+		userFile: func(e Env) string { return filepath.Join(e.GeminiHome, ".gemini", "settings.json") },
+		home:     func(e Env) []string { return []string{filepath.Join(e.GeminiHome, ".gemini")} },
 		project:  []string{".gemini/settings.json"},
 		entry:    commandEntry,
 	},

@@ -124,12 +124,19 @@ func TempDirs(getenv func(string) string) []string {
 var Devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
 // ShellStartupFiles are the files, relative to the home directory, that
-// shells run code from when they start or end. A sandboxed tab must not
-// write them: the human's next, unsandboxed, shell would run that code.
+// the human's later, unsandboxed programs run code from: shells when they
+// start or end, and what logs in or starts at login (systemd user units,
+// desktop autostart, login environment, ssh's authorized keys and
+// config), git (hooks, aliases, pagers of every repository) and the
+// directory of the human's own commands. A sandboxed tab must not write
+// them, even one that starts in the home directory: that would be a way
+// out of its sandbox at the human's next login, shell or git command.
 var ShellStartupFiles = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 	".config/fish",
+	".config/systemd", ".config/autostart", ".config/environment.d", ".pam_environment",
+	".ssh", ".gnupg", ".gitconfig", ".config/git", ".local/bin",
 }
 
 // Compute works out the rules of a sandboxed tab. It reads the file system

@@ -23,6 +23,10 @@ var tree = []string{
 	"home/.config/phantom/config.json",
 	"home/.config/fish/config.fish",
 	"home/.config/nvim/init.lua",
+	"home/.config/systemd/user/evil.service",
+	"home/.ssh/authorized_keys",
+	"home/.gitconfig",
+	"home/.local/bin/git",
 	"home/.cache/phantom/",
 	"home/.cache/claude-cli/log",
 	"home/.cache/pip/",
@@ -128,13 +132,14 @@ func TestCompute(t *testing.T) {
 			wantDirs: []string{
 				"home/.cache/claude-cli", "home/.cache/pip", // not .cache/phantom
 				"home/.claude",
-				"home/.config/nvim", // not .config/phantom, .config/fish
-				"home/.local/share", // not .local/state/phantom
+				"home/.config/nvim", // not .config/phantom, .config/fish, .config/systemd
+				"home/.local/share", // not .local/state/phantom, .local/bin
 				"home/proj",
 				"tmp",
 			},
-			// Not .bashrc (a link) nor .profile; dotfiles is expanded
-			// because .bashrc leads to dotfiles/bashrc.
+			// Not .bashrc (a link) nor .profile, .gitconfig or .ssh;
+			// dotfiles is expanded because .bashrc leads to
+			// dotfiles/bashrc.
 			wantFiles: []string{"home/.claude.json", "home/dotfiles/vimrc", "home/notes.txt"},
 		},
 		{

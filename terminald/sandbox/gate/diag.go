@@ -31,7 +31,9 @@ type unixDiagReq struct {
 // listener finds the listening socket t names in the kernel's socket
 // table (sock_diag): by the inode of its file, or by its abstract name.
 // It returns the listening socket's own inode number, which its holder's
-// descriptors link to ("socket:[N]").
+// descriptors link to ("socket:[N]"). More than one match — which a bound
+// file or abstract name cannot have — is no match: the answer must be
+// about the socket t is, or none.
 func listener(t target) (uint64, bool) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
@@ -49,6 +51,7 @@ func listener(t target) (uint64, bool) {
 		return 0, false
 	}
 	buf := make([]byte, 1<<16)
+	var found []uint64
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
@@ -60,11 +63,16 @@ func listener(t target) (uint64, bool) {
 		}
 		for _, m := range msgs {
 			switch m.Header.Type {
-			case syscall.NLMSG_DONE, syscall.NLMSG_ERROR:
+			case syscall.NLMSG_ERROR:
 				return 0, false
+			case syscall.NLMSG_DONE:
+				if len(found) != 1 {
+					return 0, false
+				}
+				return found[0], true
 			}
 			if ino, ok := matches(m.Data, t); ok {
-				return ino, true
+				found = append(found, ino)
 			}
 		}
 	}
@@ -107,7 +115,11 @@ func matches(b []byte, t target) (uint64, bool) {
 }
 
 // sameDev compares the kernel's own device number (what sock_diag gives:
-// major<<20 | minor) with stat's encoding of it.
+// major<<20 | minor) with stat's encoding of it, in the kernel's encoding
+// only: the two encodings differ, and a device number read in the wrong
+// one names another device — for a disk, an anonymous device (0:N) that a
+// sandbox can get for a tmpfs of its own by mounting enough of them, and
+// so pass its own decoy socket off as the human's.
 func sameDev(kdev uint32, statDev uint64) bool {
-	return kdev == unix.Major(statDev)<<20|unix.Minor(statDev) || uint64(kdev) == statDev
+	return uint64(kdev) == uint64(unix.Major(statDev))<<20|uint64(unix.Minor(statDev))
 }

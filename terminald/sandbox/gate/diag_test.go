@@ -43,6 +43,11 @@ func TestMatches(t *testing.T) {
 		{"its file", diagMsg(900, attr(unixDiagName, []byte("/x.sock")), attr(unixDiagVFS, vfs(77, 8<<20|1))), file, 900},
 		{"another inode", diagMsg(900, attr(unixDiagVFS, vfs(78, 8<<20|1))), file, 0},
 		{"another device", diagMsg(900, attr(unixDiagVFS, vfs(77, 9<<20|1))), file, 0},
+		// A disk 254:0 reads 0xfe00 in stat's encoding; the anonymous
+		// device 0:65024, which a sandbox's own tmpfs can get, must not
+		// pass for it.
+		{"an anonymous device numbered like the disk", diagMsg(900, attr(unixDiagVFS, vfs(77, 254<<8))), target{file: 5, ino: 77, dev: 254 << 8}, 0},
+		{"the disk itself", diagMsg(900, attr(unixDiagVFS, vfs(77, 254<<20))), target{file: 5, ino: 77, dev: 254 << 8}, 900},
 		{"its abstract name", diagMsg(901, attr(unixDiagName, []byte("\x00own"))), abstract, 901},
 		{"a longer abstract name", diagMsg(901, attr(unixDiagName, []byte("\x00own2"))), abstract, 0},
 		{"a path, not abstract", diagMsg(901, attr(unixDiagName, []byte("own"))), abstract, 0},

@@ -9,9 +9,10 @@
 // The sandbox's last stage installs a seccomp filter (Install) that hands
 // every connect to a supervisor outside the sandbox, the tab's monitor,
 // through a seccomp user-notification listener (Serve). It also refuses
-// creating Unix datagram sockets (a datagram can be sent to a path socket
-// with sendto or sendmsg, without any connect; socketpair stays allowed)
-// and io_uring (whose connect bypasses seccomp).
+// creating Unix datagram sockets, with socket and socketpair alike (a
+// datagram can be sent to a path socket with sendto or sendmsg, without
+// any connect, and even from a connected or paired socket), and io_uring
+// (whose connect bypasses seccomp).
 //
 // The supervisor never lets the kernel carry on with the sandbox's own
 // request (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the kernel would read the
@@ -47,7 +48,7 @@
 // A socket option set before connect (SO_PASSCRED, buffer sizes) does not
 // carry over to the connected socket, and a Unix client socket bound
 // before its connect loses that binding. Unix datagram sockets cannot be
-// created (syslog(3) and sd_notify fall silent). A program that installs a
+// created, paired ones included (syslog(3) and sd_notify fall silent). A program that installs a
 // seccomp listener of its own cannot (the kernel allows one per process
 // tree). io_uring is refused; libuv and others fall back to plain calls.
 package gate

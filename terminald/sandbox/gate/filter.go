@@ -21,7 +21,9 @@ const (
 const x32Bit = 0x40000000
 
 // program is the filter: connect is handed to the supervisor; creating a
-// Unix datagram socket and setting up io_uring are refused; calls of
+// Unix datagram socket (socket or socketpair: a datagram goes to the path
+// sendto names even from a connected one) and setting up io_uring are
+// refused; calls of
 // another architecture (32-bit code on a 64-bit kernel, with its own
 // numbers) are refused; everything else is allowed.
 func program() ([]unix.SockFilter, error) {
@@ -39,6 +41,7 @@ func program() ([]unix.SockFilter, error) {
 	a.jumpIf(uint32(unix.SYS_CONNECT), "notify")
 	a.jumpIf(uint32(unix.SYS_IO_URING_SETUP), "eperm")
 	a.jumpIf(uint32(unix.SYS_SOCKET), "socket")
+	a.jumpIf(uint32(unix.SYS_SOCKETPAIR), "socket")
 	a.ret(unix.SECCOMP_RET_ALLOW)
 	a.label("socket")
 	a.load(offArg0)

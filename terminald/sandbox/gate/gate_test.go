@@ -99,6 +99,20 @@ func runProbe(p probe) string {
 			unix.Close(fd)
 		}
 		return result(err)
+	case "dgrampair":
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return result(err)
+	case "streampair":
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return result(err)
 	case "uring":
 		_, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, 0, 0)
 		if errno == 0 {
@@ -194,13 +208,15 @@ func TestGate(t *testing.T) {
 		{Name: "own-abstract", Kind: "own", Addr: "@gate-test-own-" + strconv.Itoa(os.Getpid())},
 		{Name: "tcp", Kind: "tcp", Addr: tcp.Addr().String()},
 		{Name: "dgram", Kind: "dgram"},
+		{Name: "dgrampair", Kind: "dgrampair"},
+		{Name: "streampair", Kind: "streampair"},
 		{Name: "uring", Kind: "uring"},
 	}
 	want := map[string]string{
 		"human": "EACCES", "link": "EACCES", "relative-human": "EACCES", "climb": "EACCES",
 		"abstract-human": "EACCES", "proc-magic": "EACCES", "missing": "ENOENT",
 		"mcp": "ok", "own": "ok", "own-relative": "ok", "own-abstract": "ok", "tcp": "ok",
-		"dgram": "EACCES", "uring": "EPERM",
+		"dgram": "EACCES", "dgrampair": "EACCES", "streampair": "ok", "uring": "EPERM",
 	}
 	got, pid := runSandboxed(t, probes, Policy{Vouch: []string{filepath.Join(dir, "mcp.sock")}})
 	t.Logf("results: %v", got)

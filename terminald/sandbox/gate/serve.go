@@ -75,12 +75,18 @@ func (p Policy) answer(listener int, n notif) {
 // connect does what the sandbox's connect(fd, addr, len) asked, from the
 // supervisor, and returns the call's result.
 func (p Policy) connect(listener int, n notif) (int64, unix.Errno) {
-	pid := int(n.PID)
+	// The kernel names the calling thread; its process owns the
+	// descriptors and is who the MCP socket's gateway must hear of.
+	tid := int(n.PID)
+	pid, err := processOf(tid)
+	if err != nil {
+		return 0, unix.ESRCH
+	}
 	fd, addr, alen := int(int32(n.Data.Args[0])), n.Data.Args[1], int(int32(n.Data.Args[2]))
 	if alen < 2 || alen > maxSockaddr {
 		return 0, unix.EINVAL
 	}
-	sa, err := readMemory(pid, addr, alen)
+	sa, err := readMemory(tid, addr, alen)
 	if err != nil {
 		return 0, unix.EFAULT
 	}
@@ -111,7 +117,7 @@ func (p Policy) connect(listener int, n notif) (int64, unix.Errno) {
 	if _, err := unix.Getpeername(sock); err == nil {
 		return 0, unix.EISCONN
 	}
-	t, errno := p.resolve(pid, sa[2:])
+	t, errno := p.resolve(tid, sa[2:])
 	if errno != 0 {
 		return 0, errno
 	}
@@ -197,6 +203,20 @@ func cloexec(pid, fd int) bool {
 		}
 	}
 	return true
+}
+
+// processOf is the process (thread group) thread tid belongs to.
+func processOf(tid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no Tgid in /proc/%d/status", tid)
 }
 
 // errnoOf is err's errno, or def when it has none.
