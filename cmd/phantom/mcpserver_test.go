@@ -34,9 +34,13 @@ var (
 )
 
 // testAgent builds gateway/internal/testagent, an agent stand-in that
-// drives the official MCP Go SDK client through `phantom +mcp-server`.
+// drives the official MCP Go SDK client through `phantom +mcp-server`, or
+// returns PHANTOM_TEST_AGENT, the same built beforehand (see TestMain).
 func testAgent(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("PHANTOM_TEST_AGENT"); bin != "" {
+		return bin
+	}
 	agentOnce.Do(func() {
 		agentBin = filepath.Join(filepath.Dir(phantomBin), "testagent")
 		out, err := exec.Command("go", "build", "-o", agentBin, "../../gateway/internal/testagent").CombinedOutput()
