@@ -26,7 +26,7 @@ func TestAdversarialNewTabWritesNoMore(t *testing.T) {
 	}
 	a := newAttacker(t, env, "narrow", "--sandbox", "--dir", proj)
 	run := a.agent("narrower",
-		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": other, "name": "other"}},     // 0
+		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": other, "name": "other"}},       // 0
 		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": env.Home, "name": "homewide"}}, // 1
 	)
 	for i, dir := range []string{other, env.Home} {

@@ -41,7 +41,16 @@ func buildWalls(r Rules) error {
 	if err := checkOwnNamespace(); err != nil {
 		return err
 	}
-	keeps, err := openKeeps(r.Keep)
+	// The private /tmp is also kept at its own host path (under Phantom's
+	// runtime directory, which the walls hide), writable: a nested sandbox
+	// may name /tmp by where it really is (Codex's bubblewrap binds the
+	// mount's source path, from /proc/self/mountinfo).
+	keepPaths, writePaths := r.Keep, slices.Concat(r.WriteDirs, r.WriteFiles)
+	if r.Tmp != "" {
+		keepPaths = slices.Sorted(slices.Values(append(slices.Clone(r.Keep), r.Tmp)))
+		writePaths = append(writePaths, r.Tmp)
+	}
+	keeps, err := openKeeps(keepPaths)
 	if err != nil {
 		return err
 	}
@@ -63,7 +72,7 @@ func buildWalls(r Rules) error {
 		{"hide the runtime directories beneath kept paths", func() error { return hide(r.Hide, r.Keep) }},
 		{"mask sockets", func() error { return maskSockets(r.Scan, r.Allow) }},
 		{"make the file system read-only", readOnlyAll},
-		{"make the tab's paths writable", func() error { return writable(slices.Concat(r.WriteDirs, r.WriteFiles)) }},
+		{"make the tab's paths writable", func() error { return writable(writePaths) }},
 		{"make the parents of kept paths read-only", func() error { return lockParents(created) }},
 		{"make kernel settings in /proc read-only", readOnlyProc},
 	}
