@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 		childInstall()
 	case "probe":
 		childProbe()
+	case "listen":
+		childListen()
 	}
 	os.Exit(m.Run())
 }
@@ -53,6 +55,21 @@ func childInstall() {
 	if err := syscall.Exec("/proc/self/exe", os.Args, os.Environ()); err != nil {
 		fail("exec: %v", err)
 	}
+}
+
+// childListen is a process of the sandbox below its first: it listens on
+// GATE_LISTEN, says so on stdout, and answers one connection.
+func childListen() {
+	l, err := net.Listen("unix", os.Getenv("GATE_LISTEN"))
+	if err != nil {
+		fail("listen: %v", err)
+	}
+	os.Stdout.WriteString("listening\n")
+	if c, err := l.Accept(); err == nil {
+		c.Write([]byte("own\n"))
+		c.Close()
+	}
+	os.Exit(0)
 }
 
 func fail(format string, args ...any) {
@@ -125,6 +142,19 @@ func runProbe(p probe) string {
 			c.Close()
 		}
 		return result(err)
+	case "child":
+		// A socket a descendant of the sandbox's first process holds.
+		cmd := exec.Command("/proc/self/exe", "-test.run=^$")
+		cmd.Env = append(os.Environ(), "GATE_CHILD=listen", "GATE_LISTEN="+p.Addr)
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			return "start:" + err.Error()
+		}
+		defer cmd.Wait()
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "listening\n" {
+			return "child:" + line
+		}
+		return dial(p.Addr, true)
 	case "own":
 		l, err := net.Listen("unix", p.Addr)
 		if err != nil {
@@ -138,15 +168,21 @@ func runProbe(p probe) string {
 			}
 		}()
 	}
+	return dial(p.Addr, p.Kind == "own")
+}
+
+// dial connects a stream socket to the Unix address addr; an own socket
+// must greet it with "own".
+func dial(addr string, own bool) string {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return "socket:" + result(err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: p.Addr}); err != nil {
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: addr}); err != nil {
 		return result(err)
 	}
-	if p.Kind == "own" {
+	if own {
 		b := make([]byte, 4)
 		if n, err := unix.Read(fd, b); err != nil || string(b[:n]) != "own\n" {
 			return "read:" + result(err)
@@ -206,6 +242,7 @@ func TestGate(t *testing.T) {
 		{Name: "own", Kind: "own", Addr: filepath.Join(dir, "own.sock")},
 		{Name: "own-relative", Kind: "own", Addr: "own2.sock", Dir: dir},
 		{Name: "own-abstract", Kind: "own", Addr: "@gate-test-own-" + strconv.Itoa(os.Getpid())},
+		{Name: "own-child", Kind: "child", Addr: filepath.Join(dir, "child.sock")},
 		{Name: "tcp", Kind: "tcp", Addr: tcp.Addr().String()},
 		{Name: "dgram", Kind: "dgram"},
 		{Name: "dgrampair", Kind: "dgrampair"},
@@ -215,7 +252,7 @@ func TestGate(t *testing.T) {
 	want := map[string]string{
 		"human": "EACCES", "link": "EACCES", "relative-human": "EACCES", "climb": "EACCES",
 		"abstract-human": "EACCES", "proc-magic": "EACCES", "missing": "ENOENT",
-		"mcp": "ok", "own": "ok", "own-relative": "ok", "own-abstract": "ok", "tcp": "ok",
+		"mcp": "ok", "own": "ok", "own-relative": "ok", "own-abstract": "ok", "own-child": "ok", "tcp": "ok",
 		"dgram": "EACCES", "dgrampair": "EACCES", "streampair": "ok", "uring": "EPERM",
 	}
 	got, pid := runSandboxed(t, probes, Policy{Vouch: []string{filepath.Join(dir, "mcp.sock")}})

@@ -3,8 +3,11 @@ package gate
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -105,24 +108,58 @@ func sameFile(path string, t target) bool {
 
 // holds reports whether a process of the sandbox — Root or one of its
 // descendants — has the socket with inode ino open. A process whose
-// descriptors cannot be read (it made itself non-dumpable) holds nothing.
+// descriptors cannot be read holds nothing. The walk follows the kernel's
+// lists of each thread's children, so that it reads the sandbox's
+// processes only, not every process of the machine.
 func (p Policy) holds(ino uint64) bool {
-	stats, err := procfs.Default.AllStats()
-	if err != nil {
-		return false
+	children := childrenOf
+	root := strconv.Itoa(p.Root)
+	if _, err := os.Stat("/proc/" + root + "/task/" + root + "/children"); err != nil {
+		children = scanChildren() // a kernel without the lists: read every process once
 	}
-	children := map[int][]int{}
-	for _, st := range stats {
-		children[st.PPID] = append(children[st.PPID], st.PID)
-	}
-	queue := []int{p.Root}
-	for len(queue) > 0 && len(queue) < 1<<16 {
+	queue, seen := []int{p.Root}, map[int]bool{}
+	for len(queue) > 0 && len(seen) < 1<<16 {
 		pid := queue[0]
-		queue = append(queue[1:], children[pid]...)
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
 		inodes, err := procfs.Default.SocketInodes(pid)
 		if err == nil && slices.Contains(inodes, ino) {
 			return true
 		}
+		queue = append(queue, children(pid)...)
 	}
 	return false
+}
+
+// childrenOf lists the children of process pid, of every one of its
+// threads.
+func childrenOf(pid int) []int {
+	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	var out []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(s); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// scanChildren reads every process's parent once and answers childrenOf
+// from that.
+func scanChildren() func(int) []int {
+	stats, _ := procfs.Default.AllStats()
+	kids := map[int][]int{}
+	for _, st := range stats {
+		kids[st.PPID] = append(kids[st.PPID], st.PID)
+	}
+	return func(pid int) []int { return kids[pid] }
 }
