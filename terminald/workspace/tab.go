@@ -437,7 +437,11 @@ func (t *tab) computeStatus() status {
 	}
 	s.worktree = t.worktree
 	if t.listenPID != s.fgPID || t.listenComm != s.fgName {
-		t.listenPID, t.listenComm, t.listen = s.fgPID, s.fgName, listenArg(s.fgPID)
+		listen, known := listenArg(s.fgPID)
+		t.listen = listen
+		if known {
+			t.listenPID, t.listenComm = s.fgPID, s.fgName
+		}
 	}
 	s.listen = t.listen
 	t.lastMu.Unlock()
