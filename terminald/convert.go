@@ -33,6 +33,8 @@ func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 		Editor:          t.Editor,
 
 		UnsandboxedAgent: t.UnsandboxedAgent,
+		OpenedBy:         t.OpenedBy,
+		Project:          t.Project,
 	}
 	if t.ForegroundPID > 0 {
 		out.ForegroundProcess = &terminalv1.Process{Name: t.ForegroundName, Pid: int32(t.ForegroundPID)}

@@ -132,6 +132,16 @@ func (s *Service) callerRules(ctx context.Context) *sandbox.Rules {
 	return &rules
 }
 
+// callerTab is the tab of the agent the call in ctx is made for; "" for
+// the human, or an agent that left its tab.
+func callerTab(ctx context.Context) string {
+	c, _ := guard.CallerFrom(ctx)
+	if !c.ForAgent {
+		return ""
+	}
+	return c.TabID
+}
+
 // callerClient is the client name of the agent the call in ctx is made
 // for, as its tab records it (SetAgentState), so that a tab opened for an
 // agent (create_terminal, add_worktree's open_terminal, the editor's tab)

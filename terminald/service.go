@@ -69,7 +69,7 @@ func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTermin
 		Agent: r.GetAgent(), Name: r.GetName(), WindowID: r.GetWindowId(), Command: r.GetCommand(),
 		Cols: int(r.GetCols()), Rows: int(r.GetRows()), ByAgent: forAgent(ctx),
 		Sandbox: r.GetSandbox() || s.callerSandboxed(ctx), Within: s.callerRules(ctx), EditorSocket: r.GetEditorSocket(),
-		AgentClient: s.callerClient(ctx),
+		AgentClient: s.callerClient(ctx), OpenedBy: callerTab(ctx),
 	})
 	if err != nil {
 		return nil, err

@@ -70,6 +70,8 @@ type savedTab struct {
 	Shell        bool       `json:"shell,omitempty"`
 	Sandboxed    bool       `json:"sandboxed,omitempty"`
 	Sandbox      []string   `json:"sandbox,omitempty"` // its rules, as sandbox.Rules.Flags
+	OpenedBy     string     `json:"opened_by,omitempty"`
+	Project      string     `json:"project,omitempty"`
 	SawPrompt    bool       `json:"saw_prompt,omitempty"`
 	PtsName      string     `json:"pts"`
 	TTYNr        uint64     `json:"tty_nr,omitempty"`
@@ -98,7 +100,7 @@ func (w *Workspace) snapshotState() []byte {
 		st.Tabs = append(st.Tabs, savedTab{ID: e.id, Name: e.name, Icon: e.icon, Color: e.color, GroupID: e.groupID,
 			WindowID: e.windowID, Worktree: e.worktree, AgentState: e.agentState, AgentClient: e.agentClient,
 			GroupByAgent: e.groupByAgent, NameByAgent: e.nameByAgent, Integrated: e.integrated, Shell: e.shell,
-			Sandboxed: e.sandboxed, Sandbox: e.rules.Flags(), PtsName: e.ptsName, TTYNr: e.ttyNr, Started: e.started})
+			Sandboxed: e.sandboxed, Sandbox: e.rules.Flags(), OpenedBy: e.openedBy, Project: e.project, PtsName: e.ptsName, TTYNr: e.ttyNr, Started: e.started})
 	}
 	w.mu.Unlock()
 	// What the tabs last showed, read outside w.mu (each tab's own locks).
@@ -228,7 +230,7 @@ func (w *Workspace) restore() error {
 		}
 		e := &tabEntry{tab: t, name: m.Name, icon: m.Icon, color: m.Color, groupID: m.GroupID, windowID: m.WindowID,
 			worktree: m.Worktree, agentState: m.AgentState, agentClient: m.AgentClient,
-			groupByAgent: m.GroupByAgent, nameByAgent: m.NameByAgent}
+			groupByAgent: m.GroupByAgent, nameByAgent: m.NameByAgent, openedBy: m.OpenedBy, project: m.Project}
 		w.tabs[h.ID] = e
 		if !slices.Contains(win.tabs, h.ID) {
 			win.tabs = append(win.tabs, h.ID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/internal/project"
 	"github.com/phantom-dev/phantom/terminald/holder"
 	"github.com/phantom-dev/phantom/terminald/pty"
 	"github.com/phantom-dev/phantom/terminald/sandbox"
@@ -110,6 +111,9 @@ type tab struct {
 	listen     string
 	// worktreeOf caches the git working tree of lastDir.
 	worktreeOf, worktree string
+	// projectOf caches the project (internal/project) of the leader's
+	// working directory, as the kernel has it.
+	projectOf, project string
 	// snap is the status as last computed, which listing tabs copies
 	// (snapshot_tab.go).
 	snap tabSnap
@@ -382,14 +386,17 @@ type status struct {
 	title     string
 	directory string
 	worktree  string
-	fgName    string
-	fgPID     int
-	listen    string // the foreground program's --listen address
-	idle      bool
-	exited    bool
-	exitCode  int
-	cols      int
-	rows      int
+	// project is the project of the leader's working directory as the
+	// kernel has it (never OSC 7, which the tab's programs write).
+	project  string
+	fgName   string
+	fgPID    int
+	listen   string // the foreground program's --listen address
+	idle     bool
+	exited   bool
+	exitCode int
+	cols     int
+	rows     int
 }
 
 // computeStatus reads the tab's status from its screen, its PTY and
@@ -409,7 +416,7 @@ func (t *tab) computeStatus() status {
 		// Keep showing where the program was and what it was.
 		t.lastMu.Lock()
 		defer t.lastMu.Unlock()
-		s.fgName, s.directory, s.worktree = t.lastFg, t.lastDir, t.worktree
+		s.fgName, s.directory, s.worktree, s.project = t.lastFg, t.lastDir, t.worktree, t.project
 		if s.directory == "" {
 			s.directory = cwd
 		}
@@ -421,8 +428,9 @@ func (t *tab) computeStatus() status {
 		// child execs the program moments later under the same pid.
 		s.fgName = comm(s.fgPID)
 	}
+	procCwd, _ := os.Readlink("/proc/" + strconv.Itoa(t.leaderPID) + "/cwd")
 	if cwd == "" {
-		cwd, _ = os.Readlink("/proc/" + strconv.Itoa(t.leaderPID) + "/cwd")
+		cwd = procCwd
 	}
 	s.directory = cwd
 	t.lastMu.Lock()
@@ -433,9 +441,13 @@ func (t *tab) computeStatus() status {
 		t.lastDir = cwd
 	}
 	if t.worktreeOf != cwd {
-		t.worktreeOf, t.worktree = cwd, gitWorktree(cwd)
+		t.worktreeOf, t.worktree = cwd, project.Worktree(cwd)
 	}
 	s.worktree = t.worktree
+	if procCwd != "" && t.projectOf != procCwd {
+		t.projectOf, t.project = procCwd, project.Of(procCwd)
+	}
+	s.project = t.project
 	if t.listenPID != s.fgPID || t.listenComm != s.fgName {
 		listen, known := listenArg(s.fgPID)
 		t.listen = listen
@@ -446,22 +458,6 @@ func (t *tab) computeStatus() status {
 	s.listen = t.listen
 	t.lastMu.Unlock()
 	return s
-}
-
-// gitWorktree returns the root of the git working tree holding dir — a
-// repository's main checkout or one of its linked worktrees — or "". It
-// looks for the .git entry (a directory, or a file in a linked worktree) the
-// way git does, without running git: listing tabs must stay cheap.
-func gitWorktree(dir string) string {
-	for d := dir; filepath.IsAbs(d); d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == "/" {
-			break
-		}
-	}
-	return ""
 }
 
 // comm is a process's name, or "" if it is gone.

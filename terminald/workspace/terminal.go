@@ -51,6 +51,12 @@ type Terminal struct {
 	// client connected from it, or its foreground program is a configured
 	// agent's) and the tab is not sandboxed.
 	UnsandboxedAgent bool
+	// OpenedBy is the tab whose agent this one was opened for; "" for a
+	// tab the human opened.
+	OpenedBy string
+	// Project is the project the tab works in, as Phantom decides it (see
+	// the proto's Terminal.project).
+	Project string
 }
 
 // equal reports whether a and b show the same.
@@ -69,7 +75,8 @@ func (a Terminal) Equal(b Terminal) bool {
 		a.AgentState == b.AgentState && a.AgentClient == b.AgentClient && a.Color == b.Color && a.Icon == b.Icon &&
 		a.Exited == b.Exited && a.ExitCode == b.ExitCode && a.Cols == b.Cols && a.Rows == b.Rows &&
 		a.GroupSetByAgent == b.GroupSetByAgent && a.NameSetByAgent == b.NameSetByAgent &&
-		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor && a.UnsandboxedAgent == b.UnsandboxedAgent
+		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor && a.UnsandboxedAgent == b.UnsandboxedAgent &&
+		a.OpenedBy == b.OpenedBy && a.Project == b.Project
 }
 
 // infoLocked is e as callers see it, from e's status snapshot
@@ -100,7 +107,19 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		Sandboxed:        e.sandboxed,
 		Editor:           w.isEditor(e.windowID, st.listen),
 		UnsandboxedAgent: !e.sandboxed && (e.agentClient != "" || w.config.Load().IsAgentProgram(st.fgName)),
+		OpenedBy:         e.openedBy,
+		Project:          e.projectOf(st),
 	}
+}
+
+// projectOf is the project e works in: a sandboxed tab's is the one it
+// was opened in, which its programs cannot move; another tab's follows its
+// shell's working directory as the kernel has it.
+func (e *tabEntry) projectOf(st status) string {
+	if e.sandboxed && e.project != "" {
+		return e.project
+	}
+	return st.project
 }
 
 // withPorts fills in the TCP ports each running tab's processes listen

@@ -23,6 +23,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/project"
 	"github.com/phantom-dev/phantom/internal/tabstate"
 	"github.com/phantom-dev/phantom/terminald/holder"
 	"github.com/phantom-dev/phantom/terminald/ports"
@@ -144,6 +145,11 @@ type tabEntry struct {
 	// human, set the tab's group or name: such a group never widens a
 	// grant's reach, and such a name is marked on permission sheets.
 	groupByAgent, nameByAgent bool
+	// openedBy is the tab whose agent this one was opened for.
+	openedBy string
+	// project is, for a sandboxed tab, the project of the directory it
+	// was opened in (see projectOf).
+	project string
 }
 
 type groupEntry struct {
@@ -239,6 +245,9 @@ type CreateSpec struct {
 	// AgentClient is the client name of the agent the tab is opened for,
 	// as its own tab records it: the new tab is that agent's too.
 	AgentClient string
+	// OpenedBy is the tab of the agent the tab is opened for; "" when the
+	// human opens it.
+	OpenedBy string
 }
 
 // Create opens a new tab.
@@ -315,7 +324,7 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 
 	e := &tabEntry{tab: t, name: spec.Name, groupID: spec.GroupID, windowID: win.id, worktree: spec.Worktree,
 		groupByAgent: spec.ByAgent && spec.GroupID != "", nameByAgent: spec.ByAgent && spec.Name != "",
-		agentClient: spec.AgentClient}
+		agentClient: spec.AgentClient, openedBy: spec.OpenedBy, project: project.Of(dir)}
 	w.mu.Lock()
 	w.tabs[id] = e
 	win.tabs = append(win.tabs, id)

@@ -204,29 +204,3 @@ func TestIsInteractiveShell(t *testing.T) {
 		}
 	}
 }
-
-func TestGitWorktree(t *testing.T) {
-	root := t.TempDir()
-	repo := root + "/repo"
-	linked := root + "/repo.worktrees/feature"
-	for _, d := range []string{repo + "/.git", repo + "/src/deep", linked + "/pkg"} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(linked+"/.git", []byte("gitdir: "+repo+"/.git/worktrees/feature\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for dir, want := range map[string]string{
-		repo:                     repo,
-		repo + "/src/deep":       repo,
-		linked + "/pkg":          linked,
-		root:                     "",
-		"relative/dir":           "",
-		root + "/repo.worktrees": "",
-	} {
-		if got := gitWorktree(dir); got != want {
-			t.Errorf("gitWorktree(%q) = %q, want %q", dir, got, want)
-		}
-	}
-}

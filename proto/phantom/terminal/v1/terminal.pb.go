@@ -321,8 +321,20 @@ type Terminal struct {
 	// its foreground program being a configured agent's. `phantom new
 	// --agent NAME` (or `--sandbox -- PROGRAM`) runs one sandboxed.
 	UnsandboxedAgent bool `protobuf:"varint,25,opt,name=unsandboxed_agent,json=unsandboxedAgent,proto3" json:"unsandboxed_agent,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The tab whose agent this tab was opened for (create_terminal,
+	// add_worktree's terminal, the editor's tab); empty for a tab the human
+	// opened. Such a tab is no more privileged than that agent (it runs in
+	// its sandbox), so for permission reach it counts as the agent's own tab.
+	OpenedBy string `protobuf:"bytes,26,opt,name=opened_by,json=openedBy,proto3" json:"opened_by,omitempty"`
+	// The project the tab works in, the key of standing grants, as Phantom
+	// decides it: for a sandboxed tab, that of the directory it was opened
+	// in; for another tab, that of its shell's working directory as the
+	// kernel reports it. A project is the top of the git working tree (the
+	// nearest directory holding a .git entry), else the directory itself;
+	// nothing the tab writes (git config, OSC 7) changes it.
+	Project       string `protobuf:"bytes,27,opt,name=project,proto3" json:"project,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Terminal) Reset() {
@@ -528,6 +540,20 @@ func (x *Terminal) GetUnsandboxedAgent() bool {
 		return x.UnsandboxedAgent
 	}
 	return false
+}
+
+func (x *Terminal) GetOpenedBy() string {
+	if x != nil {
+		return x.OpenedBy
+	}
+	return ""
+}
+
+func (x *Terminal) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 // CommandResult is one command a tab's shell ran, as shell integration
@@ -3923,7 +3949,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xc9\x06\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x80\a\n" +
 	"\bTerminal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -3951,7 +3977,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x11name_set_by_agent\x18\x16 \x01(\bR\x0enameSetByAgent\x12\x16\n" +
 	"\x06editor\x18\x17 \x01(\bR\x06editor\x12E\n" +
 	"\flast_command\x18\x18 \x01(\v2\".phantom.terminal.v1.CommandResultR\vlastCommand\x12+\n" +
-	"\x11unsandboxed_agent\x18\x19 \x01(\bR\x10unsandboxedAgent\"\x8b\x03\n" +
+	"\x11unsandboxed_agent\x18\x19 \x01(\bR\x10unsandboxedAgent\x12\x1b\n" +
+	"\topened_by\x18\x1a \x01(\tR\bopenedBy\x12\x18\n" +
+	"\aproject\x18\x1b \x01(\tR\aproject\"\x8b\x03\n" +
 	"\rCommandResult\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12 \n" +
 	"\texit_code\x18\x02 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x1d\n" +
