@@ -7,6 +7,7 @@ import (
 	"github.com/phantom-dev/phantom/authz/policy"
 	"github.com/phantom-dev/phantom/authz/sheets"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 )
 
 func callerFromProto(c *authzv1.Caller) policy.Caller {
@@ -14,15 +15,9 @@ func callerFromProto(c *authzv1.Caller) policy.Caller {
 		InsideWithoutTab: c.GetInsideWithoutTab()}
 }
 
-var capabilities = map[policy.Capability]authzv1.Capability{
-	policy.None:      authzv1.Capability_CAPABILITY_UNSPECIFIED,
-	policy.Read:      authzv1.Capability_CAPABILITY_READ,
-	policy.Run:       authzv1.Capability_CAPABILITY_RUN,
-	policy.Configure: authzv1.Capability_CAPABILITY_CONFIGURE,
-	policy.Worktree:  authzv1.Capability_CAPABILITY_WORKTREE,
-}
-
-func capabilityToProto(c policy.Capability) authzv1.Capability { return capabilities[c] }
+// capabilityToProto is a cast: authz's protos carry the tool option's
+// own enum (see policy.Capability).
+func capabilityToProto(c policy.Capability) mcpv1.Capability { return c.Proto() }
 
 var scopes = map[policy.Scope]authzv1.Scope{
 	policy.ScopeUnspecified: authzv1.Scope_SCOPE_UNSPECIFIED,

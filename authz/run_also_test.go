@@ -7,6 +7,7 @@ import (
 	"time"
 
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 )
 
 // TestAuthorizeRunAndRead: run_command with wait_seconds needs run and
@@ -61,7 +62,7 @@ func TestAuthorizeRunAndRead(t *testing.T) {
 	}
 	w := f.authorize(req("c2", "t1", "run_command", wait))
 	s = f.waitSheets(t, 1)
-	if s[0].GetCapability() != authzv1.Capability_CAPABILITY_RUN {
+	if s[0].GetCapability() != mcpv1.Capability_CAPABILITY_RUN {
 		t.Errorf("sheet for run and wait with only a run grant: %v", s[0])
 	}
 	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_DENY, authzv1.Scope_SCOPE_UNSPECIFIED)

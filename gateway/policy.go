@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 )
 
@@ -49,7 +50,7 @@ func (s *Server) fetchFree(ctx context.Context) map[string]bool {
 	}
 	free := map[string]bool{}
 	for _, t := range resp.GetTools() {
-		if t.GetCapability() == authzv1.Capability_CAPABILITY_UNSPECIFIED {
+		if toolreg.Free(t.GetCapability()) {
 			free[t.GetTool()] = true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/phantom-dev/phantom/internal/daemon"
+	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
 )
@@ -169,7 +170,7 @@ func toAttachSheet(s *authzv1.Sheet, now time.Time) *attach.Sheet {
 	}
 	out := &attach.Sheet{
 		ID: s.GetId(), Client: s.GetClient(), TabID: s.GetTabId(), TabTitle: s.GetTabTitle(), LeftTab: s.GetInsideWithoutTab(),
-		Capability: capabilityName(s.GetCapability()), Reach: fromScope(s.GetReach()),
+		Capability: toolreg.CapabilityName(s.GetCapability()), Reach: fromScope(s.GetReach()),
 		Tool: s.GetTool(), Subject: s.GetSubject(), Project: s.GetProject(),
 		WaitingBehind: int(s.GetWaitingBehind()),
 	}
@@ -177,20 +178,6 @@ func toAttachSheet(s *authzv1.Sheet, now time.Time) *attach.Sheet {
 		out.Deadline = now.Add(time.Duration(s.GetSecondsLeft()) * time.Second)
 	}
 	return out
-}
-
-func capabilityName(c authzv1.Capability) string {
-	switch c {
-	case authzv1.Capability_CAPABILITY_READ:
-		return "read"
-	case authzv1.Capability_CAPABILITY_RUN:
-		return "run"
-	case authzv1.Capability_CAPABILITY_CONFIGURE:
-		return "configure"
-	case authzv1.Capability_CAPABILITY_WORKTREE:
-		return "worktree"
-	}
-	return "act"
 }
 
 func fromScope(s authzv1.Scope) attach.Scope {

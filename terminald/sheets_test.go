@@ -12,6 +12,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/testenv"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
 )
 
@@ -110,9 +111,9 @@ func TestSheetWatcher(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 
 	fake := newFakeSheetAuthz(&authzv1.Sheet{Id: "s1", Client: "claude", TabId: "t3", TabTitle: "build",
-		Capability: authzv1.Capability_CAPABILITY_READ, Reach: authzv1.Scope_SCOPE_GROUP, Tool: "read_output",
+		Capability: mcpv1.Capability_CAPABILITY_READ, Reach: authzv1.Scope_SCOPE_GROUP, Tool: "read_output",
 		Subject: "tab t5 (server logs)", Project: "/src/app", SecondsLeft: 42, WaitingBehind: 1},
-		&authzv1.Sheet{Id: "s2", Capability: authzv1.Capability_CAPABILITY_RUN})
+		&authzv1.Sheet{Id: "s2", Capability: mcpv1.Capability_CAPABILITY_RUN})
 	stop := serveFakeAuthz(t, addr, fake)
 	s := waitSheet(t, w, "s1")
 	if _, n := w.Current(); n != 2 || s.Client != "claude" || s.TabID != "t3" || s.TabTitle != "build" ||

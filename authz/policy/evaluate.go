@@ -53,7 +53,11 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 	if !ok {
 		return Need{}, fmt.Errorf("tool %q is not in Phantom's permission table, so it is refused: %w", tool, errdefs.ErrInvalidArgument)
 	}
-	need := Need{Tool: tool, Capability: capabilityOf(t.Capability)}
+	capability, err := capabilityOf(t.Capability)
+	if err != nil {
+		return Need{}, fmt.Errorf("tool %q is refused: %v: %w", tool, err, errdefs.ErrInvalidArgument)
+	}
+	need := Need{Tool: tool, Capability: capability}
 	if need.Capability == None {
 		return need, nil
 	}
@@ -84,10 +88,16 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 	}
 	need.Target, need.Typed = e.target, e.typed
 	for _, a := range t.Also {
-		if req.Has(a.Field) {
-			need.Also = append(need.Also, capabilityOf(a.Capability))
-			need.Subject += "; and " + capabilityOf(a.Capability).String() + ": it returns the output (" + string(a.Field.Name()) + ")"
+		if !req.Has(a.Field) {
+			continue
 		}
+		also, err := capabilityOf(a.Capability)
+		if err != nil || !also.Valid() {
+			return Need{}, fmt.Errorf("tool %q is refused: its further capability when %s is set is not a real one: %w",
+				tool, a.Field.Name(), errdefs.ErrInvalidArgument)
+		}
+		need.Also = append(need.Also, also)
+		need.Subject += "; and " + also.String() + ": it returns the output (" + string(a.Field.Name()) + ")"
 	}
 	return need, nil
 }

@@ -14,39 +14,46 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/phantom-dev/phantom/internal/toolreg"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 )
 
-// Capability is a kind of sensitive act.
-type Capability uint8
+// Capability is a kind of sensitive act: the tool option's enum
+// (phantom.mcp.v1.Capability), declared once in the proto, with the text
+// methods the grants file and the sheets use. The conversion to and from
+// the proto is a cast; there is no table to keep in step.
+type Capability mcpv1.Capability
 
-// The capabilities. None means the tool needs no permission.
+// The capabilities, as the proto numbers them. None means the tool needs
+// no permission; Unspecified, or any value the proto does not declare, is
+// refused wherever it is met (see Known).
 const (
-	None Capability = iota
-	Read
-	Run
-	Configure
-	Worktree
+	Unspecified = Capability(mcpv1.Capability_CAPABILITY_UNSPECIFIED)
+	None        = Capability(mcpv1.Capability_CAPABILITY_NONE)
+	Read        = Capability(mcpv1.Capability_CAPABILITY_READ)
+	Run         = Capability(mcpv1.Capability_CAPABILITY_RUN)
+	Configure   = Capability(mcpv1.Capability_CAPABILITY_CONFIGURE)
+	Worktree    = Capability(mcpv1.Capability_CAPABILITY_WORKTREE)
 )
 
-// String names the capability as the human sees it.
-func (c Capability) String() string {
-	switch c {
-	case None:
-		return "none"
-	case Read:
-		return "read"
-	case Run:
-		return "run"
-	case Configure:
-		return "configure"
-	case Worktree:
-		return "worktree"
-	}
-	return "capability(" + strconv.Itoa(int(c)) + ")"
-}
+// String names the capability as the human sees it: "read" for
+// CAPABILITY_READ (toolreg.CapabilityName).
+func (c Capability) String() string { return toolreg.CapabilityName(mcpv1.Capability(c)) }
 
-// Valid reports whether c is one of the capabilities a grant can name.
-func (c Capability) Valid() bool { return c >= Read && c <= Worktree }
+// Proto is the capability as the protos carry it.
+func (c Capability) Proto() mcpv1.Capability { return mcpv1.Capability(c) }
+
+// Known reports whether the proto declares c and it says something: none
+// or a real capability. Unspecified and undeclared values are not known.
+func (c Capability) Known() bool { return c == None || c.Valid() }
+
+// Valid reports whether c is one of the capabilities a grant can name:
+// declared by the proto, and neither unspecified nor none.
+func (c Capability) Valid() bool {
+	_, declared := mcpv1.Capability_name[int32(c)]
+	return declared && c != Unspecified && c != None
+}
 
 // Scope is how far a request or a grant reaches, narrow to wide; the order
 // of the constants is the order of reach.
@@ -170,10 +177,11 @@ type Need struct {
 // MarshalText writes the capability's name (the grants file uses it).
 func (c Capability) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
-// UnmarshalText reads a capability's name; an unknown name is an error.
+// UnmarshalText reads a capability's name; a name the proto does not
+// declare, or "unspecified", is an error.
 func (c *Capability) UnmarshalText(b []byte) error {
-	for v := None; v <= Worktree; v++ {
-		if v.String() == string(b) {
+	for n := range mcpv1.Capability_name {
+		if v := Capability(n); v.Known() && v.String() == string(b) {
 			*c = v
 			return nil
 		}

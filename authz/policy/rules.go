@@ -14,19 +14,15 @@ import (
 // request field that decides its reach and the fields its sheet shows.
 // What is not generic stays here, keyed by tool name, in specials.
 
-// capabilityOf is the policy's capability for a registry one.
-func capabilityOf(c mcpv1.Capability) Capability {
-	switch c {
-	case mcpv1.Capability_CAPABILITY_READ:
-		return Read
-	case mcpv1.Capability_CAPABILITY_RUN:
-		return Run
-	case mcpv1.Capability_CAPABILITY_CONFIGURE:
-		return Configure
-	case mcpv1.Capability_CAPABILITY_WORKTREE:
-		return Worktree
+// capabilityOf is the policy's view of a registry capability: the same
+// value. A value that is unspecified or that the proto does not declare is
+// an error, so a tool with a capability the policy does not know is
+// refused, never free.
+func capabilityOf(c mcpv1.Capability) (Capability, error) {
+	if v := Capability(c); v.Known() {
+		return v, nil
 	}
-	return None
+	return Unspecified, fmt.Errorf("capability %d is not one Phantom declares", int32(c))
 }
 
 // special is what one tool needs beyond its generic rule.
@@ -94,7 +90,9 @@ func (p *Policy) Capabilities() (map[string]Capability, error) {
 	}
 	out := make(map[string]Capability, len(p.reg.Tools()))
 	for _, t := range p.reg.Tools() {
-		out[t.Name] = capabilityOf(t.Capability)
+		// An unknown capability is listed as it is: callers treat only
+		// None as free, and Evaluate refuses the tool.
+		out[t.Name] = Capability(t.Capability)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 )
 
@@ -50,7 +51,7 @@ func grantsCmd() *cobra.Command {
 					kind = "once (connection " + g.GetConnectionId() + ")"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GetId(), printable(g.GetClient()),
-					capabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())), kind, g.GetCreated())
+					toolreg.CapabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())), kind, g.GetCreated())
 			}
 			return tw.Flush()
 		},
@@ -66,7 +67,7 @@ func grantsCmd() *cobra.Command {
 				if err == nil {
 					g := resp.GetGrant()
 					fmt.Printf("accepted %s: %s may %s, scope %s, in %s\n", g.GetId(), printable(g.GetClient()),
-						capabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())))
+						toolreg.CapabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())))
 				}
 				return err
 			})
@@ -96,11 +97,6 @@ func grantsCmd() *cobra.Command {
 		},
 	})
 	return cmd
-}
-
-// capabilityName is "read" for CAPABILITY_READ.
-func capabilityName(c authzv1.Capability) string {
-	return strings.ToLower(strings.TrimPrefix(c.String(), "CAPABILITY_"))
 }
 
 // scopeName is "tab" for SCOPE_TAB.

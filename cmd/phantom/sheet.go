@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/phantom-dev/phantom/internal/paths"
+	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
 )
@@ -66,7 +67,7 @@ func sheetListCmd() *cobra.Command {
 			fmt.Fprintln(tw, "ID\tCLIENT\tTAB\tCAPABILITY\tREACH\tTOOL\tSUBJECT\tLEFT")
 			for _, s := range resp.GetSheets() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%ds\n", s.GetId(), attach.Visible(s.GetClient()), dash(attach.Visible(s.GetTabId())),
-					capabilityName(s.GetCapability()), scopeName(s.GetReach()), attach.Visible(s.GetTool()), attach.Visible(s.GetSubject()), s.GetSecondsLeft())
+					toolreg.CapabilityName(s.GetCapability()), scopeName(s.GetReach()), attach.Visible(s.GetTool()), attach.Visible(s.GetSubject()), s.GetSecondsLeft())
 			}
 			return tw.Flush()
 		},
@@ -127,7 +128,7 @@ func answered(id string, g *authzv1.Grant) string {
 	if g.GetAlways() {
 		kind = "always"
 	}
-	return fmt.Sprintf("allowed %s %s: grant %s (%s, scope %s)", id, kind, g.GetId(), capabilityName(g.GetCapability()), scopeName(g.GetScope()))
+	return fmt.Sprintf("allowed %s %s: grant %s (%s, scope %s)", id, kind, g.GetId(), toolreg.CapabilityName(g.GetCapability()), scopeName(g.GetScope()))
 }
 
 // interactiveSheet shows the sheet on screen and answers it with keys,
@@ -361,7 +362,7 @@ func (v *sheetView) draw(now time.Time) {
 			}
 		}
 		field("who", fmt.Sprintf("%s, %s, pid %d", attach.Visible(s.GetClient()), tab, s.GetPid()))
-		field("wants", fmt.Sprintf("%s (%s)", capabilityName(s.GetCapability()), attach.Visible(s.GetTool())))
+		field("wants", fmt.Sprintf("%s (%s)", toolreg.CapabilityName(s.GetCapability()), attach.Visible(s.GetTool())))
 		field("reach", scopeName(s.GetReach()))
 		field("subject", attach.Visible(s.GetSubject()))
 		field("project", dash(attach.Visible(s.GetProject())))

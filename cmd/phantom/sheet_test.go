@@ -17,6 +17,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/paths"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
@@ -44,7 +45,7 @@ func (f *stubAuthz) Authorize(ctx context.Context, r *authzv1.AuthorizeRequest) 
 		return nil, err
 	}
 	ch := f.ask(&authzv1.Sheet{Client: r.GetCaller().GetClient(), TabId: r.GetCaller().GetTabId(),
-		Capability: authzv1.Capability_CAPABILITY_READ, Reach: authzv1.Scope_SCOPE_GROUP, Tool: r.GetTool(),
+		Capability: mcpv1.Capability_CAPABILITY_READ, Reach: authzv1.Scope_SCOPE_GROUP, Tool: r.GetTool(),
 		Subject: "tab " + args.TerminalID, SecondsLeft: 60})
 	select {
 	case d := <-ch:
@@ -293,7 +294,7 @@ func answerOf(t *testing.T, ch <-chan authzv1.Decision) authzv1.Decision {
 // sheet cannot answer the one that replaced it.
 func TestInteractiveSheetArmsKeys(t *testing.T) {
 	stub, keys, out := interactiveSheetStub(t, 100)
-	first := stub.ask(&authzv1.Sheet{Client: "claude", TabId: "t3", TabTitle: "build", Capability: authzv1.Capability_CAPABILITY_READ,
+	first := stub.ask(&authzv1.Sheet{Client: "claude", TabId: "t3", TabTitle: "build", Capability: mcpv1.Capability_CAPABILITY_READ,
 		Reach: authzv1.Scope_SCOPE_GROUP, Tool: "read_output", Subject: "tab t5 (server logs)", SecondsLeft: 50})
 	out.waitScreen(t, "the sheet, not armed", func(s string) bool {
 		return strings.Contains(s, "tab t5 (server logs)") && strings.Contains(s, "keys arm in a second")
@@ -302,7 +303,7 @@ func TestInteractiveSheetArmsKeys(t *testing.T) {
 	out.waitScreen(t, "the keys to arm", func(s string) bool { return strings.Contains(s, "d deny") })
 	noAnswer(t, first, "a key pressed before the keys armed")
 
-	second := stub.replace("s1", &authzv1.Sheet{Client: "claude", TabId: "t3", Capability: authzv1.Capability_CAPABILITY_RUN,
+	second := stub.replace("s1", &authzv1.Sheet{Client: "claude", TabId: "t3", Capability: mcpv1.Capability_CAPABILITY_RUN,
 		Reach: authzv1.Scope_SCOPE_ALL, Tool: "run_command", Subject: `"git push --force" typed into tab t1`, SecondsLeft: 50})
 	keys <- 'a'
 	out.waitScreen(t, "the replacing sheet, armed", func(s string) bool {
@@ -321,7 +322,7 @@ func TestInteractiveSheetArmsKeys(t *testing.T) {
 func TestInteractiveSheetShowsAll(t *testing.T) {
 	stub, keys, out := interactiveSheetStub(t, 80)
 	subject := `"make test" + 3000 spaces + "` + strings.Repeat("x", 500) + `; echo PWNED" typed into tab t2` + "\u202e\x1b]52;c;Zm9v\a"
-	ch := stub.ask(&authzv1.Sheet{Client: "cl\x1baude", Capability: authzv1.Capability_CAPABILITY_RUN,
+	ch := stub.ask(&authzv1.Sheet{Client: "cl\x1baude", Capability: mcpv1.Capability_CAPABILITY_RUN,
 		Reach: authzv1.Scope_SCOPE_GROUP, Tool: "run_command", Subject: subject, SecondsLeft: 50})
 	out.waitScreen(t, "the armed sheet", func(s string) bool { return strings.Contains(s, "d deny") })
 	screen := out.screen()

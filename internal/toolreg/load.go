@@ -111,7 +111,7 @@ func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*
 			return nil, err
 		}
 		c := a.GetCapability()
-		if c == mcpv1.Capability_CAPABILITY_UNSPECIFIED || c == mcpv1.Capability_CAPABILITY_NONE || t.Capability == mcpv1.Capability_CAPABILITY_NONE {
+		if c == mcpv1.Capability_CAPABILITY_UNSPECIFIED || mcpv1.Capability_name[int32(c)] == "" || Free(c) || Free(t.Capability) {
 			return nil, fmt.Errorf("also %s when %q is set: a further capability must be a real one, on a tool that needs one", c, a.GetWhenSet())
 		}
 		if f.IsList() || f.IsMap() || f.Kind() == protoreflect.MessageKind {
@@ -129,6 +129,8 @@ func reach(req protoreflect.MessageDescriptor, opt *mcpv1.Tool) (Reach, error) {
 	switch {
 	case c == mcpv1.Capability_CAPABILITY_UNSPECIFIED:
 		return Reach{}, fmt.Errorf("capability is not set: say which one the tool needs, or CAPABILITY_NONE")
+	case mcpv1.Capability_name[int32(c)] == "":
+		return Reach{}, fmt.Errorf("capability %d is not one phantom.mcp.v1.Capability declares", int32(c))
 	case kind == mcpv1.ReachKind_REACH_KIND_UNSPECIFIED:
 		return Reach{}, fmt.Errorf("reach is not set: name the request field that decides it, or say REACH_KIND_NONE")
 	case (c == mcpv1.Capability_CAPABILITY_NONE) != (kind == mcpv1.ReachKind_REACH_KIND_NONE):

@@ -132,6 +132,8 @@ func TestLoad(t *testing.T) {
 			Reach: &mcpv1.Reach{Kind: noReach}, HiddenFields: []string{"secret"}}}}, `tool "t"|hidden field "secret"`},
 		{"capability unset", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{rule("t", unset, noReach, "")}},
 			`tool "t"|capability is not set`},
+		{"capability undeclared", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{rule("t", mcpv1.Capability(42), directory, "target")}},
+			`tool "t"|capability 42 is not one phantom.mcp.v1.Capability declares`},
 		{"reach unset", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{{Name: "t", Capability: configure}}},
 			`tool "t"|reach is not set`},
 		{"capability without reach", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{rule("t", configure, noReach, "")}},

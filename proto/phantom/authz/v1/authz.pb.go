@@ -8,6 +8,7 @@ package authzv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -21,68 +22,6 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
-
-// Capability is a kind of sensitive act.
-type Capability int32
-
-const (
-	// No capability needed.
-	Capability_CAPABILITY_UNSPECIFIED Capability = 0
-	// Reading a terminal's scrollback.
-	Capability_CAPABILITY_READ Capability = 1
-	// Typing into an idle terminal.
-	Capability_CAPABILITY_RUN Capability = 2
-	// Changing how a language server starts.
-	Capability_CAPABILITY_CONFIGURE Capability = 3
-	// Creating, moving, repairing, unlocking, pruning, removing or listing
-	// worktrees.
-	Capability_CAPABILITY_WORKTREE Capability = 4
-)
-
-// Enum value maps for Capability.
-var (
-	Capability_name = map[int32]string{
-		0: "CAPABILITY_UNSPECIFIED",
-		1: "CAPABILITY_READ",
-		2: "CAPABILITY_RUN",
-		3: "CAPABILITY_CONFIGURE",
-		4: "CAPABILITY_WORKTREE",
-	}
-	Capability_value = map[string]int32{
-		"CAPABILITY_UNSPECIFIED": 0,
-		"CAPABILITY_READ":        1,
-		"CAPABILITY_RUN":         2,
-		"CAPABILITY_CONFIGURE":   3,
-		"CAPABILITY_WORKTREE":    4,
-	}
-)
-
-func (x Capability) Enum() *Capability {
-	p := new(Capability)
-	*p = x
-	return p
-}
-
-func (x Capability) String() string {
-	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
-}
-
-func (Capability) Descriptor() protoreflect.EnumDescriptor {
-	return file_phantom_authz_v1_authz_proto_enumTypes[0].Descriptor()
-}
-
-func (Capability) Type() protoreflect.EnumType {
-	return &file_phantom_authz_v1_authz_proto_enumTypes[0]
-}
-
-func (x Capability) Number() protoreflect.EnumNumber {
-	return protoreflect.EnumNumber(x)
-}
-
-// Deprecated: Use Capability.Descriptor instead.
-func (Capability) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{0}
-}
 
 // Scope is how far a grant or a request reaches, narrow to wide.
 type Scope int32
@@ -125,11 +64,11 @@ func (x Scope) String() string {
 }
 
 func (Scope) Descriptor() protoreflect.EnumDescriptor {
-	return file_phantom_authz_v1_authz_proto_enumTypes[1].Descriptor()
+	return file_phantom_authz_v1_authz_proto_enumTypes[0].Descriptor()
 }
 
 func (Scope) Type() protoreflect.EnumType {
-	return &file_phantom_authz_v1_authz_proto_enumTypes[1]
+	return &file_phantom_authz_v1_authz_proto_enumTypes[0]
 }
 
 func (x Scope) Number() protoreflect.EnumNumber {
@@ -138,7 +77,7 @@ func (x Scope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Scope.Descriptor instead.
 func (Scope) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{1}
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{0}
 }
 
 // Decision is a human's answer to a sheet.
@@ -182,11 +121,11 @@ func (x Decision) String() string {
 }
 
 func (Decision) Descriptor() protoreflect.EnumDescriptor {
-	return file_phantom_authz_v1_authz_proto_enumTypes[2].Descriptor()
+	return file_phantom_authz_v1_authz_proto_enumTypes[1].Descriptor()
 }
 
 func (Decision) Type() protoreflect.EnumType {
-	return &file_phantom_authz_v1_authz_proto_enumTypes[2]
+	return &file_phantom_authz_v1_authz_proto_enumTypes[1]
 }
 
 func (x Decision) Number() protoreflect.EnumNumber {
@@ -195,7 +134,7 @@ func (x Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Decision.Descriptor instead.
 func (Decision) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{2}
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{1}
 }
 
 // Caller is who asks: a verified connection from a tab, or from outside any
@@ -366,8 +305,9 @@ type AuthorizeResponse struct {
 	Allowed bool `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
 	// Why it was refused, in words a model can act on; empty when allowed.
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
-	// The capability the call needed; unspecified when none.
-	Capability Capability `protobuf:"varint,3,opt,name=capability,proto3,enum=phantom.authz.v1.Capability" json:"capability,omitempty"`
+	// The capability the call needed (CAPABILITY_NONE for a free tool);
+	// one vocabulary with the tool option, so there is nothing to translate.
+	Capability v1.Capability `protobuf:"varint,3,opt,name=capability,proto3,enum=phantom.mcp.v1.Capability" json:"capability,omitempty"`
 	// How far the call reached.
 	Reach Scope `protobuf:"varint,4,opt,name=reach,proto3,enum=phantom.authz.v1.Scope" json:"reach,omitempty"`
 	// The grant that covered the call, if any.
@@ -420,11 +360,11 @@ func (x *AuthorizeResponse) GetReason() string {
 	return ""
 }
 
-func (x *AuthorizeResponse) GetCapability() Capability {
+func (x *AuthorizeResponse) GetCapability() v1.Capability {
 	if x != nil {
 		return x.Capability
 	}
-	return Capability_CAPABILITY_UNSPECIFIED
+	return v1.Capability(0)
 }
 
 func (x *AuthorizeResponse) GetReach() Scope {
@@ -536,7 +476,7 @@ type Sheet struct {
 	// The caller's tab title, for the human.
 	TabTitle string `protobuf:"bytes,4,opt,name=tab_title,json=tabTitle,proto3" json:"tab_title,omitempty"`
 	// What the call needs.
-	Capability Capability `protobuf:"varint,5,opt,name=capability,proto3,enum=phantom.authz.v1.Capability" json:"capability,omitempty"`
+	Capability v1.Capability `protobuf:"varint,5,opt,name=capability,proto3,enum=phantom.mcp.v1.Capability" json:"capability,omitempty"`
 	// How far the call reaches.
 	Reach Scope `protobuf:"varint,6,opt,name=reach,proto3,enum=phantom.authz.v1.Scope" json:"reach,omitempty"`
 	// The tool.
@@ -617,11 +557,11 @@ func (x *Sheet) GetTabTitle() string {
 	return ""
 }
 
-func (x *Sheet) GetCapability() Capability {
+func (x *Sheet) GetCapability() v1.Capability {
 	if x != nil {
 		return x.Capability
 	}
-	return Capability_CAPABILITY_UNSPECIFIED
+	return v1.Capability(0)
 }
 
 func (x *Sheet) GetReach() Scope {
@@ -997,7 +937,7 @@ type Grant struct {
 	// The client name it is for.
 	Client string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
 	// The capability.
-	Capability Capability `protobuf:"varint,3,opt,name=capability,proto3,enum=phantom.authz.v1.Capability" json:"capability,omitempty"`
+	Capability v1.Capability `protobuf:"varint,3,opt,name=capability,proto3,enum=phantom.mcp.v1.Capability" json:"capability,omitempty"`
 	// How far it reaches.
 	Scope Scope `protobuf:"varint,4,opt,name=scope,proto3,enum=phantom.authz.v1.Scope" json:"scope,omitempty"`
 	// The project it is keyed by.
@@ -1061,11 +1001,11 @@ func (x *Grant) GetClient() string {
 	return ""
 }
 
-func (x *Grant) GetCapability() Capability {
+func (x *Grant) GetCapability() v1.Capability {
 	if x != nil {
 		return x.Capability
 	}
-	return Capability_CAPABILITY_UNSPECIFIED
+	return v1.Capability(0)
 }
 
 func (x *Grant) GetScope() Scope {
@@ -1672,8 +1612,10 @@ type ToolPolicy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The MCP tool.
 	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
-	// The capability it needs; unspecified when it needs none.
-	Capability    Capability `protobuf:"varint,2,opt,name=capability,proto3,enum=phantom.authz.v1.Capability" json:"capability,omitempty"`
+	// The capability it needs, as the tool option states it:
+	// CAPABILITY_NONE when it needs none. Only CAPABILITY_NONE is free;
+	// anything else, unspecified or unknown included, goes to Authorize.
+	Capability    v1.Capability `protobuf:"varint,2,opt,name=capability,proto3,enum=phantom.mcp.v1.Capability" json:"capability,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1715,11 +1657,11 @@ func (x *ToolPolicy) GetTool() string {
 	return ""
 }
 
-func (x *ToolPolicy) GetCapability() Capability {
+func (x *ToolPolicy) GetCapability() v1.Capability {
 	if x != nil {
 		return x.Capability
 	}
-	return Capability_CAPABILITY_UNSPECIFIED
+	return v1.Capability(0)
 }
 
 // ListPolicyResponse is the policy table.
@@ -1772,7 +1714,7 @@ var File_phantom_authz_v1_authz_proto protoreflect.FileDescriptor
 
 const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/authz/v1/authz.proto\x12\x10phantom.authz.v1\x1a\x1bbuf/validate/validate.proto\"\xeb\x01\n" +
+	"\x1cphantom/authz/v1/authz.proto\x12\x10phantom.authz.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"\xeb\x01\n" +
 	"\x06Caller\x12\"\n" +
 	"\x06client\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06client\x12/\n" +
@@ -1786,26 +1728,26 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x06caller\x18\x01 \x01(\v2\x18.phantom.authz.v1.CallerB\x06\xbaH\x03\xc8\x01\x01R\x06caller\x12\x1e\n" +
 	"\x04tool\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x04tool\x120\n" +
-	"\x0earguments_json\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\rargumentsJson\"\xcd\x01\n" +
+	"\x0earguments_json\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\rargumentsJson\"\xcb\x01\n" +
 	"\x11AuthorizeResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\x12<\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12:\n" +
 	"\n" +
-	"capability\x18\x03 \x01(\x0e2\x1c.phantom.authz.v1.CapabilityR\n" +
+	"capability\x18\x03 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
 	"capability\x12-\n" +
 	"\x05reach\x18\x04 \x01(\x0e2\x17.phantom.authz.v1.ScopeR\x05reach\x12\x19\n" +
 	"\bgrant_id\x18\x05 \x01(\tR\agrantId\"G\n" +
 	"\x14EndConnectionRequest\x12/\n" +
 	"\rconnection_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\fconnectionId\"\x17\n" +
-	"\x15EndConnectionResponse\"\xa2\x03\n" +
+	"\x15EndConnectionResponse\"\xa0\x03\n" +
 	"\x05Sheet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12\x15\n" +
 	"\x06tab_id\x18\x03 \x01(\tR\x05tabId\x12\x1b\n" +
-	"\ttab_title\x18\x04 \x01(\tR\btabTitle\x12<\n" +
+	"\ttab_title\x18\x04 \x01(\tR\btabTitle\x12:\n" +
 	"\n" +
-	"capability\x18\x05 \x01(\x0e2\x1c.phantom.authz.v1.CapabilityR\n" +
+	"capability\x18\x05 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
 	"capability\x12-\n" +
 	"\x05reach\x18\x06 \x01(\x0e2\x17.phantom.authz.v1.ScopeR\x05reach\x12\x12\n" +
 	"\x04tool\x18\a \x01(\tR\x04tool\x12\x18\n" +
@@ -1831,12 +1773,12 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x05scope\x18\x03 \x01(\x0e2\x17.phantom.authz.v1.ScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05scope\x12/\n" +
 	"\x0frelayed_for_pid\x18\x04 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\rrelayedForPid\"D\n" +
 	"\x13AnswerSheetResponse\x12-\n" +
-	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\xa7\x02\n" +
+	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\xa5\x02\n" +
 	"\x05Grant\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06client\x18\x02 \x01(\tR\x06client\x12<\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12:\n" +
 	"\n" +
-	"capability\x18\x03 \x01(\x0e2\x1c.phantom.authz.v1.CapabilityR\n" +
+	"capability\x18\x03 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
 	"capability\x12-\n" +
 	"\x05scope\x18\x04 \x01(\x0e2\x17.phantom.authz.v1.ScopeR\x05scope\x12\x18\n" +
 	"\aproject\x18\x05 \x01(\tR\aproject\x12\x16\n" +
@@ -1871,22 +1813,15 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\aproblem\x18\x02 \x01(\tR\aproblem\x12#\n" +
 	"\rfailing_since\x18\x03 \x01(\tR\ffailingSince\x12\x12\n" +
 	"\x04lost\x18\x04 \x01(\x04R\x04lost\"\x13\n" +
-	"\x11ListPolicyRequest\"^\n" +
+	"\x11ListPolicyRequest\"\\\n" +
 	"\n" +
 	"ToolPolicy\x12\x12\n" +
-	"\x04tool\x18\x01 \x01(\tR\x04tool\x12<\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12:\n" +
 	"\n" +
-	"capability\x18\x02 \x01(\x0e2\x1c.phantom.authz.v1.CapabilityR\n" +
+	"capability\x18\x02 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
 	"capability\"H\n" +
 	"\x12ListPolicyResponse\x122\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1c.phantom.authz.v1.ToolPolicyR\x05tools*\x84\x01\n" +
-	"\n" +
-	"Capability\x12\x1a\n" +
-	"\x16CAPABILITY_UNSPECIFIED\x10\x00\x12\x13\n" +
-	"\x0fCAPABILITY_READ\x10\x01\x12\x12\n" +
-	"\x0eCAPABILITY_RUN\x10\x02\x12\x18\n" +
-	"\x14CAPABILITY_CONFIGURE\x10\x03\x12\x17\n" +
-	"\x13CAPABILITY_WORKTREE\x10\x04*M\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1c.phantom.authz.v1.ToolPolicyR\x05tools*M\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tSCOPE_TAB\x10\x01\x12\x0f\n" +
@@ -1924,78 +1859,78 @@ func file_phantom_authz_v1_authz_proto_rawDescGZIP() []byte {
 	return file_phantom_authz_v1_authz_proto_rawDescData
 }
 
-var file_phantom_authz_v1_authz_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_phantom_authz_v1_authz_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_phantom_authz_v1_authz_proto_goTypes = []any{
-	(Capability)(0),               // 0: phantom.authz.v1.Capability
-	(Scope)(0),                    // 1: phantom.authz.v1.Scope
-	(Decision)(0),                 // 2: phantom.authz.v1.Decision
-	(*Caller)(nil),                // 3: phantom.authz.v1.Caller
-	(*AuthorizeRequest)(nil),      // 4: phantom.authz.v1.AuthorizeRequest
-	(*AuthorizeResponse)(nil),     // 5: phantom.authz.v1.AuthorizeResponse
-	(*EndConnectionRequest)(nil),  // 6: phantom.authz.v1.EndConnectionRequest
-	(*EndConnectionResponse)(nil), // 7: phantom.authz.v1.EndConnectionResponse
-	(*Sheet)(nil),                 // 8: phantom.authz.v1.Sheet
-	(*ListSheetsRequest)(nil),     // 9: phantom.authz.v1.ListSheetsRequest
-	(*ListSheetsResponse)(nil),    // 10: phantom.authz.v1.ListSheetsResponse
-	(*WatchSheetsRequest)(nil),    // 11: phantom.authz.v1.WatchSheetsRequest
-	(*WatchSheetsResponse)(nil),   // 12: phantom.authz.v1.WatchSheetsResponse
-	(*AnswerSheetRequest)(nil),    // 13: phantom.authz.v1.AnswerSheetRequest
-	(*AnswerSheetResponse)(nil),   // 14: phantom.authz.v1.AnswerSheetResponse
-	(*Grant)(nil),                 // 15: phantom.authz.v1.Grant
-	(*ListGrantsRequest)(nil),     // 16: phantom.authz.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),    // 17: phantom.authz.v1.ListGrantsResponse
-	(*RevokeGrantRequest)(nil),    // 18: phantom.authz.v1.RevokeGrantRequest
-	(*RevokeGrantResponse)(nil),   // 19: phantom.authz.v1.RevokeGrantResponse
-	(*AcceptGrantRequest)(nil),    // 20: phantom.authz.v1.AcceptGrantRequest
-	(*AcceptGrantResponse)(nil),   // 21: phantom.authz.v1.AcceptGrantResponse
-	(*GetStatusRequest)(nil),      // 22: phantom.authz.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),     // 23: phantom.authz.v1.GetStatusResponse
-	(*GrantsFileStatus)(nil),      // 24: phantom.authz.v1.GrantsFileStatus
-	(*AuditLogStatus)(nil),        // 25: phantom.authz.v1.AuditLogStatus
-	(*ListPolicyRequest)(nil),     // 26: phantom.authz.v1.ListPolicyRequest
-	(*ToolPolicy)(nil),            // 27: phantom.authz.v1.ToolPolicy
-	(*ListPolicyResponse)(nil),    // 28: phantom.authz.v1.ListPolicyResponse
+	(Scope)(0),                    // 0: phantom.authz.v1.Scope
+	(Decision)(0),                 // 1: phantom.authz.v1.Decision
+	(*Caller)(nil),                // 2: phantom.authz.v1.Caller
+	(*AuthorizeRequest)(nil),      // 3: phantom.authz.v1.AuthorizeRequest
+	(*AuthorizeResponse)(nil),     // 4: phantom.authz.v1.AuthorizeResponse
+	(*EndConnectionRequest)(nil),  // 5: phantom.authz.v1.EndConnectionRequest
+	(*EndConnectionResponse)(nil), // 6: phantom.authz.v1.EndConnectionResponse
+	(*Sheet)(nil),                 // 7: phantom.authz.v1.Sheet
+	(*ListSheetsRequest)(nil),     // 8: phantom.authz.v1.ListSheetsRequest
+	(*ListSheetsResponse)(nil),    // 9: phantom.authz.v1.ListSheetsResponse
+	(*WatchSheetsRequest)(nil),    // 10: phantom.authz.v1.WatchSheetsRequest
+	(*WatchSheetsResponse)(nil),   // 11: phantom.authz.v1.WatchSheetsResponse
+	(*AnswerSheetRequest)(nil),    // 12: phantom.authz.v1.AnswerSheetRequest
+	(*AnswerSheetResponse)(nil),   // 13: phantom.authz.v1.AnswerSheetResponse
+	(*Grant)(nil),                 // 14: phantom.authz.v1.Grant
+	(*ListGrantsRequest)(nil),     // 15: phantom.authz.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),    // 16: phantom.authz.v1.ListGrantsResponse
+	(*RevokeGrantRequest)(nil),    // 17: phantom.authz.v1.RevokeGrantRequest
+	(*RevokeGrantResponse)(nil),   // 18: phantom.authz.v1.RevokeGrantResponse
+	(*AcceptGrantRequest)(nil),    // 19: phantom.authz.v1.AcceptGrantRequest
+	(*AcceptGrantResponse)(nil),   // 20: phantom.authz.v1.AcceptGrantResponse
+	(*GetStatusRequest)(nil),      // 21: phantom.authz.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),     // 22: phantom.authz.v1.GetStatusResponse
+	(*GrantsFileStatus)(nil),      // 23: phantom.authz.v1.GrantsFileStatus
+	(*AuditLogStatus)(nil),        // 24: phantom.authz.v1.AuditLogStatus
+	(*ListPolicyRequest)(nil),     // 25: phantom.authz.v1.ListPolicyRequest
+	(*ToolPolicy)(nil),            // 26: phantom.authz.v1.ToolPolicy
+	(*ListPolicyResponse)(nil),    // 27: phantom.authz.v1.ListPolicyResponse
+	(v1.Capability)(0),            // 28: phantom.mcp.v1.Capability
 }
 var file_phantom_authz_v1_authz_proto_depIdxs = []int32{
-	3,  // 0: phantom.authz.v1.AuthorizeRequest.caller:type_name -> phantom.authz.v1.Caller
-	0,  // 1: phantom.authz.v1.AuthorizeResponse.capability:type_name -> phantom.authz.v1.Capability
-	1,  // 2: phantom.authz.v1.AuthorizeResponse.reach:type_name -> phantom.authz.v1.Scope
-	0,  // 3: phantom.authz.v1.Sheet.capability:type_name -> phantom.authz.v1.Capability
-	1,  // 4: phantom.authz.v1.Sheet.reach:type_name -> phantom.authz.v1.Scope
-	8,  // 5: phantom.authz.v1.ListSheetsResponse.sheets:type_name -> phantom.authz.v1.Sheet
-	8,  // 6: phantom.authz.v1.WatchSheetsResponse.sheet:type_name -> phantom.authz.v1.Sheet
-	2,  // 7: phantom.authz.v1.AnswerSheetRequest.decision:type_name -> phantom.authz.v1.Decision
-	1,  // 8: phantom.authz.v1.AnswerSheetRequest.scope:type_name -> phantom.authz.v1.Scope
-	15, // 9: phantom.authz.v1.AnswerSheetResponse.grant:type_name -> phantom.authz.v1.Grant
-	0,  // 10: phantom.authz.v1.Grant.capability:type_name -> phantom.authz.v1.Capability
-	1,  // 11: phantom.authz.v1.Grant.scope:type_name -> phantom.authz.v1.Scope
-	15, // 12: phantom.authz.v1.ListGrantsResponse.grants:type_name -> phantom.authz.v1.Grant
-	15, // 13: phantom.authz.v1.AcceptGrantResponse.grant:type_name -> phantom.authz.v1.Grant
-	24, // 14: phantom.authz.v1.GetStatusResponse.grants:type_name -> phantom.authz.v1.GrantsFileStatus
-	25, // 15: phantom.authz.v1.GetStatusResponse.audit:type_name -> phantom.authz.v1.AuditLogStatus
-	0,  // 16: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.authz.v1.Capability
-	27, // 17: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
-	4,  // 18: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
-	26, // 19: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
-	6,  // 20: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
-	9,  // 21: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
-	11, // 22: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
-	13, // 23: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
-	16, // 24: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
-	18, // 25: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
-	22, // 26: phantom.authz.v1.AuthzService.GetStatus:input_type -> phantom.authz.v1.GetStatusRequest
-	20, // 27: phantom.authz.v1.AuthzService.AcceptGrant:input_type -> phantom.authz.v1.AcceptGrantRequest
-	5,  // 28: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
-	28, // 29: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
-	7,  // 30: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
-	10, // 31: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
-	12, // 32: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
-	14, // 33: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
-	17, // 34: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
-	19, // 35: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
-	23, // 36: phantom.authz.v1.AuthzService.GetStatus:output_type -> phantom.authz.v1.GetStatusResponse
-	21, // 37: phantom.authz.v1.AuthzService.AcceptGrant:output_type -> phantom.authz.v1.AcceptGrantResponse
+	2,  // 0: phantom.authz.v1.AuthorizeRequest.caller:type_name -> phantom.authz.v1.Caller
+	28, // 1: phantom.authz.v1.AuthorizeResponse.capability:type_name -> phantom.mcp.v1.Capability
+	0,  // 2: phantom.authz.v1.AuthorizeResponse.reach:type_name -> phantom.authz.v1.Scope
+	28, // 3: phantom.authz.v1.Sheet.capability:type_name -> phantom.mcp.v1.Capability
+	0,  // 4: phantom.authz.v1.Sheet.reach:type_name -> phantom.authz.v1.Scope
+	7,  // 5: phantom.authz.v1.ListSheetsResponse.sheets:type_name -> phantom.authz.v1.Sheet
+	7,  // 6: phantom.authz.v1.WatchSheetsResponse.sheet:type_name -> phantom.authz.v1.Sheet
+	1,  // 7: phantom.authz.v1.AnswerSheetRequest.decision:type_name -> phantom.authz.v1.Decision
+	0,  // 8: phantom.authz.v1.AnswerSheetRequest.scope:type_name -> phantom.authz.v1.Scope
+	14, // 9: phantom.authz.v1.AnswerSheetResponse.grant:type_name -> phantom.authz.v1.Grant
+	28, // 10: phantom.authz.v1.Grant.capability:type_name -> phantom.mcp.v1.Capability
+	0,  // 11: phantom.authz.v1.Grant.scope:type_name -> phantom.authz.v1.Scope
+	14, // 12: phantom.authz.v1.ListGrantsResponse.grants:type_name -> phantom.authz.v1.Grant
+	14, // 13: phantom.authz.v1.AcceptGrantResponse.grant:type_name -> phantom.authz.v1.Grant
+	23, // 14: phantom.authz.v1.GetStatusResponse.grants:type_name -> phantom.authz.v1.GrantsFileStatus
+	24, // 15: phantom.authz.v1.GetStatusResponse.audit:type_name -> phantom.authz.v1.AuditLogStatus
+	28, // 16: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.mcp.v1.Capability
+	26, // 17: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
+	3,  // 18: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
+	25, // 19: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
+	5,  // 20: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
+	8,  // 21: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
+	10, // 22: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
+	12, // 23: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
+	15, // 24: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
+	17, // 25: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
+	21, // 26: phantom.authz.v1.AuthzService.GetStatus:input_type -> phantom.authz.v1.GetStatusRequest
+	19, // 27: phantom.authz.v1.AuthzService.AcceptGrant:input_type -> phantom.authz.v1.AcceptGrantRequest
+	4,  // 28: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
+	27, // 29: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
+	6,  // 30: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
+	9,  // 31: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
+	11, // 32: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
+	13, // 33: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
+	16, // 34: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
+	18, // 35: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
+	22, // 36: phantom.authz.v1.AuthzService.GetStatus:output_type -> phantom.authz.v1.GetStatusResponse
+	20, // 37: phantom.authz.v1.AuthzService.AcceptGrant:output_type -> phantom.authz.v1.AcceptGrantResponse
 	28, // [28:38] is the sub-list for method output_type
 	18, // [18:28] is the sub-list for method input_type
 	18, // [18:18] is the sub-list for extension type_name
@@ -2013,7 +1948,7 @@ func file_phantom_authz_v1_authz_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_authz_v1_authz_proto_rawDesc), len(file_phantom_authz_v1_authz_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      2,
 			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
