@@ -188,9 +188,9 @@ func dump(es []audit.Entry) string {
 func TestAuditFailureClosesActsOnly(t *testing.T) {
 	f, a := newAuditFixture(t)
 	for _, g := range []grants.Grant{
-		{Client: "claude", Capability: policy.Run, Scope: policy.All, Project: "/src/app", Always: true},
-		{Client: "claude", Capability: policy.Read, Scope: policy.All, Project: "/src/app", Always: true},
-		{Client: "claude", Capability: policy.Worktree, Scope: policy.All, Project: "/src/app", Always: true},
+		{Client: "claude", Capability: policy.Run, Scope: policy.All, Project: "/src/app", Always: true, Program: testProgram},
+		{Client: "claude", Capability: policy.Read, Scope: policy.All, Project: "/src/app", Always: true, Program: testProgram},
+		{Client: "claude", Capability: policy.Worktree, Scope: policy.All, Project: "/src/app", Always: true, Program: testProgram},
 	} {
 		if _, err := f.svc.grants.Add(g); err != nil {
 			t.Fatal(err)
@@ -231,7 +231,7 @@ func TestAuditFailureClosesActsOnly(t *testing.T) {
 // in the sheet stream (attach's alarm), and clears when fixed.
 func TestGrantsProblemVisible(t *testing.T) {
 	f, a := newAuditFixture(t)
-	if _, err := f.svc.grants.Add(grants.Grant{Client: "claude", Capability: policy.Read, Scope: policy.All, Project: "/src/app", Always: true}); err != nil {
+	if _, err := f.svc.grants.Add(grants.Grant{Client: "claude", Capability: policy.Read, Scope: policy.All, Project: "/src/app", Always: true, Program: testProgram}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -320,7 +320,7 @@ func TestPendingGrantAccepted(t *testing.T) {
 	f, a := newAuditFixture(t)
 	ctx := context.Background()
 	if err := os.WriteFile(f.path, []byte(`{"version":1,"grants":[{"id":"ghand","client":"claude","capability":"read",`+
-		`"scope":"all","project":"/src/app","created":"2026-11-30T12:00:00Z"}]}`), 0o600); err != nil {
+		`"scope":"all","project":"/src/app","program":"`+testProgram+`","created":"2026-11-30T12:00:00Z"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f.svc.grants.Refresh()

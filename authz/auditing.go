@@ -21,7 +21,7 @@ const maxSubject = 16 << 10
 
 // callEntry is the audit entry of a decision on a call.
 func callEntry(event string, c policy.Caller, need policy.Need, reason string) audit.Entry {
-	e := audit.Entry{Event: event, Client: c.Client, Connection: c.ConnectionID, Tab: c.TabID, PID: c.PID,
+	e := audit.Entry{Event: event, Client: c.Client, Connection: c.ConnectionID, Tab: c.TabID, PID: c.PID, Program: c.Program,
 		Tool: need.Tool, Project: need.Project, Subject: clip(need.Subject), Target: need.Target, Reason: reason}
 	if need.Capability != policy.None {
 		e.Capability, e.Reach = need.Capability.String(), need.Reach.String()
@@ -35,7 +35,7 @@ func callEntry(event string, c policy.Caller, need policy.Need, reason string) a
 // sheetEntry is the audit entry about a sheet.
 func sheetEntry(event string, sh sheets.Sheet) audit.Entry {
 	e := callEntry(event, policy.Caller{Client: sh.Client, ConnectionID: sh.ConnectionID, TabID: sh.TabID, PID: sh.PID,
-		InsideWithoutTab: sh.InsideWithoutTab}, sh.Need, "")
+		InsideWithoutTab: sh.InsideWithoutTab, Program: sh.Program}, sh.Need, "")
 	e.Sheet = sh.ID
 	return e
 }
@@ -43,9 +43,9 @@ func sheetEntry(event string, sh sheets.Sheet) audit.Entry {
 // grantEntry is the audit entry about a grant.
 func grantEntry(event string, g grants.Grant) audit.Entry {
 	e := audit.Entry{Event: event, Grant: g.ID, GrantKind: grantKind(g), Client: g.Client, Capability: g.Capability.String(),
-		Scope: g.Scope.String(), Project: g.Project}
+		Scope: g.Scope.String(), Project: g.Project, Program: g.Program}
 	if !g.Always {
-		e.Connection = g.ConnectionID
+		e.Connection, e.Subject = g.ConnectionID, clip(g.CallText)
 	}
 	return e
 }

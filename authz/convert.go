@@ -12,7 +12,7 @@ import (
 
 func callerFromProto(c *authzv1.Caller) policy.Caller {
 	return policy.Caller{Client: c.GetClient(), ConnectionID: c.GetConnectionId(), TabID: c.GetTabId(), PID: c.GetPid(),
-		InsideWithoutTab: c.GetInsideWithoutTab()}
+		InsideWithoutTab: c.GetInsideWithoutTab(), Program: c.GetProgram()}
 }
 
 // capabilityToProto is a cast: authz's protos carry the tool option's
@@ -56,6 +56,7 @@ func sheetToProto(s sheets.Sheet, now time.Time, behind int) *authzv1.Sheet {
 		Pid:           s.PID,
 
 		InsideWithoutTab: s.InsideWithoutTab,
+		Program:          s.Program,
 	}
 }
 
@@ -70,5 +71,7 @@ func grantToProto(g grants.Grant) *authzv1.Grant {
 		ConnectionId: g.ConnectionID,
 		Created:      g.Created.Format(time.RFC3339),
 		Pending:      g.Pending,
+		Program:      g.Program,
+		Call:         g.CallText,
 	}
 }

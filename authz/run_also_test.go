@@ -20,7 +20,7 @@ func TestAuthorizeRunAndRead(t *testing.T) {
 	wait := `{"terminal_id":"t3","command":"make test","wait_seconds":30}`
 	ch := f.authorize(req("c1", "t1", "run_command", wait))
 	s := f.waitSheets(t, 1)
-	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ONCE, authzv1.Scope_SCOPE_UNSPECIFIED)
+	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ALWAYS, authzv1.Scope_SCOPE_UNSPECIFIED)
 	if r := <-ch; !r.GetAllowed() {
 		t.Fatalf("run and wait after the answer: %v", r)
 	}
@@ -50,17 +50,21 @@ func TestAuthorizeRunAndRead(t *testing.T) {
 		}
 	}
 
-	// Another connection with only a run grant: waiting asks again.
-	g := f.authorize(req("c2", "t1", "run_command", `{"terminal_id":"t3","command":"ls"}`))
+	// Another client with only a run grant: waiting asks again.
+	ls := req("c2", "t1", "run_command", `{"terminal_id":"t3","command":"ls"}`)
+	ls.Caller.Client = "codex"
+	g := f.authorize(ls)
 	s = f.waitSheets(t, 1)
-	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ONCE, authzv1.Scope_SCOPE_UNSPECIFIED)
+	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ALWAYS, authzv1.Scope_SCOPE_UNSPECIFIED)
 	if r := <-g; !r.GetAllowed() {
 		t.Fatalf("run after the answer: %v", r)
 	}
-	if r := <-f.authorize(req("c2", "t1", "run_command", `{"terminal_id":"t3","command":"ls"}`)); !r.GetAllowed() {
+	if r := <-f.authorize(ls); !r.GetAllowed() {
 		t.Errorf("run again with the run grant: %v", r)
 	}
-	w := f.authorize(req("c2", "t1", "run_command", wait))
+	waitAsCodex := req("c2", "t1", "run_command", wait)
+	waitAsCodex.Caller.Client = "codex"
+	w := f.authorize(waitAsCodex)
 	s = f.waitSheets(t, 1)
 	if s[0].GetCapability() != mcpv1.Capability_CAPABILITY_RUN {
 		t.Errorf("sheet for run and wait with only a run grant: %v", s[0])

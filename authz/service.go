@@ -110,7 +110,7 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		return resp, nil
 	}
 	s.grants.Prune(s.alive)
-	g, ok, err := s.findAll(c.Client, c.ConnectionID, need)
+	g, ok, err := s.findAll(caller{c.Client, c.Program, c.ConnectionID}, need)
 	if err != nil {
 		s.logger.ErrorContext(ctx, "refused: grants file unusable", "tool", need.Tool, "err", err)
 		resp.Reason = "refused: " + err.Error()
@@ -120,7 +120,7 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 	if ok {
 		return s.allow(ctx, c, need, g, "", resp), nil
 	}
-	gid, sheet, err := s.sheets.AskSheet(ctx, sheets.Request{Client: c.Client, ConnectionID: c.ConnectionID,
+	gid, sheet, err := s.sheets.AskSheet(ctx, sheets.Request{Client: c.Client, Program: c.Program, ConnectionID: c.ConnectionID,
 		TabID: c.TabID, TabTitle: need.CallerTitle, PID: c.PID, InsideWithoutTab: c.InsideWithoutTab, Need: need})
 	var refusal *sheets.Refusal
 	switch {
@@ -259,21 +259,15 @@ func (s *Service) AnswerSheet(ctx context.Context, req *authzv1.AnswerSheetReque
 	)
 	err := s.sheets.Allow(req.GetSheetId(), func(sh sheets.Sheet) (string, error) {
 		answered = sh
-		scope := scopeFromProto(req.GetScope())
-		if scope == policy.ScopeUnspecified {
-			scope = sh.Need.Reach
-		}
-		if !scope.Covers(sh.Need.Reach) {
-			return "", fmt.Errorf("scope %s is narrower than the request's reach %s: %w", scope, sh.Need.Reach, errdefs.ErrInvalidArgument)
-		}
-		g := grants.Grant{Client: sh.Client, Capability: sh.Need.Capability, Scope: scope, Project: sh.Need.Project, Always: always}
-		if !always {
-			g.ConnectionID = sh.ConnectionID
-		}
-		if err := s.addAlso(g, sh.Need); err != nil {
+		g, err := answerGrant(sh, always, scopeFromProto(req.GetScope()))
+		if err != nil {
 			return "", err
 		}
-		var err error
+		if always {
+			if err := s.addAlso(g, sh.Need); err != nil {
+				return "", err
+			}
+		}
 		made, err = s.grants.Add(g)
 		if err == nil {
 			// Recorded while the sheet is held, so before the call it
@@ -289,7 +283,7 @@ func (s *Service) AnswerSheet(ctx context.Context, req *authzv1.AnswerSheetReque
 	}
 	// A grant wide enough may answer other waiting sheets too.
 	s.sheets.Settle(func(sh sheets.Sheet) (string, bool) {
-		g, ok, _ := s.findAll(sh.Client, sh.ConnectionID, sh.Need)
+		g, ok, _ := s.findAll(caller{sh.Client, sh.Program, sh.ConnectionID}, sh.Need)
 		return g.ID, ok
 	})
 	s.logger.InfoContext(ctx, "sheet answered", "sheet", req.GetSheetId(), "grant", made.ID, "always", always, "scope", made.Scope.String(),
@@ -361,22 +355,58 @@ func (s *Service) GetStatus(context.Context, *authzv1.GetStatusRequest) (*authzv
 	return resp, nil
 }
 
-// grantKey is what a request is matched against grants with.
-func grantKey(client, conn string, need policy.Need) grants.Key {
-	return grants.Key{Client: client, ConnectionID: conn, Capability: need.Capability, Reach: need.Reach, Project: need.Project}
+// answerGrant is the grant an allow answer to sh makes. "Once" allows
+// exactly the call on the sheet, on the caller's connection: it has no
+// scope to widen, so a scope wider than the call's reach is refused rather
+// than silently dropped. "Always" is written down for the client and the
+// program behind it, with the scope asked for (the reach by default),
+// never narrower than the reach.
+func answerGrant(sh sheets.Sheet, always bool, scope policy.Scope) (grants.Grant, error) {
+	g := grants.Grant{Client: sh.Client, Capability: sh.Need.Capability, Scope: sh.Need.Reach, Project: sh.Need.Project}
+	if !always {
+		if scope != policy.ScopeUnspecified && scope != sh.Need.Reach {
+			return grants.Grant{}, fmt.Errorf("a once answer allows only the call on the sheet, so it takes no scope (%s asked, the call "+
+				"reaches %s); a scope goes with --always: %w", scope, sh.Need.Reach, errdefs.ErrInvalidArgument)
+		}
+		g.ConnectionID, g.Call, g.CallText = sh.ConnectionID, sh.Need.Call, sh.Need.Subject
+		return g, nil
+	}
+	if sh.Program == "" {
+		return grants.Grant{}, fmt.Errorf("the program that asked could not be read from the process tree, so an always grant "+
+			"could not say whom it is for; answer once instead: %w", errdefs.ErrFailedPrecondition)
+	}
+	if scope != policy.ScopeUnspecified {
+		g.Scope = scope
+	}
+	if !g.Scope.Covers(sh.Need.Reach) {
+		return grants.Grant{}, fmt.Errorf("scope %s is narrower than the request's reach %s: %w", g.Scope, sh.Need.Reach, errdefs.ErrInvalidArgument)
+	}
+	g.Always, g.Program = true, sh.Program
+	return g, nil
 }
 
-// findAll finds a grant covering need's capability, and checks that
-// grants cover its Also capabilities too (run_command with wait_seconds
-// needs read as well as run); it returns the grant of the main capability.
-func (s *Service) findAll(client, conn string, need policy.Need) (grants.Grant, bool, error) {
-	g, ok, err := s.grants.Find(grantKey(client, conn, need))
-	if err != nil || !ok {
+// grantKey is what a request is matched against grants with.
+func grantKey(c caller, need policy.Need) grants.Key {
+	return grants.Key{Client: c.client, Program: c.program, ConnectionID: c.conn, Capability: need.Capability, Reach: need.Reach,
+		Project: need.Project, Call: need.Call}
+}
+
+// caller is who a grant is looked up for.
+type caller struct{ client, program, conn string }
+
+// findAll finds a grant covering the call: a once grant for exactly this
+// call (which covers everything the call needs: one sheet asked for all
+// of it), or standing grants covering need's capability and each of its
+// Also capabilities (run_command with wait_seconds needs read as well as
+// run); it returns the grant of the main capability.
+func (s *Service) findAll(c caller, need policy.Need) (grants.Grant, bool, error) {
+	g, ok, err := s.grants.Find(grantKey(c, need))
+	if err != nil || !ok || !g.Always {
 		return g, ok, err
 	}
-	for _, c := range need.Also {
-		k := grantKey(client, conn, need)
-		k.Capability = c
+	for _, a := range need.Also {
+		k := grantKey(c, need)
+		k.Capability, k.Call = a, ""
 		if _, ok, err := s.grants.Find(k); err != nil || !ok {
 			return grants.Grant{}, false, err
 		}
@@ -384,13 +414,13 @@ func (s *Service) findAll(client, conn string, need policy.Need) (grants.Grant, 
 	return g, true, nil
 }
 
-// addAlso adds, for a sheet answered with grant g, a grant like g for
-// each Also capability of need that no grant covers yet: the human
+// addAlso adds, for a sheet answered "always" with grant g, a grant like g
+// for each Also capability of need that no grant covers yet: the human
 // answered once for all of them.
 func (s *Service) addAlso(g grants.Grant, need policy.Need) error {
 	for _, c := range need.Also {
-		k := grantKey(g.Client, g.ConnectionID, need)
-		k.Capability = c
+		k := grantKey(caller{g.Client, g.Program, ""}, need)
+		k.Capability, k.Call = c, ""
 		if _, ok, err := s.grants.Find(k); err != nil || ok {
 			if err != nil {
 				return err

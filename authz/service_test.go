@@ -25,10 +25,13 @@ type fakeTabs []policy.TabInfo
 func (f fakeTabs) Tabs(context.Context) ([]policy.TabInfo, error) { return f, nil }
 
 var tabs = fakeTabs{
-	{ID: "t1", Title: "agent", Directory: "/src/app", GroupID: "g1", Idle: true},
-	{ID: "t2", Title: "server", Directory: "/src/app", GroupID: "g1", Idle: true},
-	{ID: "t3", Title: "lib", Directory: "/src/lib", Idle: true},
+	{ID: "t1", Title: "agent", Directory: "/src/app", Project: "/src/app", GroupID: "g1", Idle: true},
+	{ID: "t2", Title: "server", Directory: "/src/app", Project: "/src/app", GroupID: "g1", Idle: true},
+	{ID: "t3", Title: "lib", Directory: "/src/lib", Project: "/src/lib", Idle: true},
 }
+
+// testProgram is the program behind the tests' callers.
+const testProgram = "/usr/bin/node /opt/claude/cli.js"
 
 type fixture struct {
 	svc   *Service
@@ -52,7 +55,7 @@ func newFixture(t *testing.T, path string) *fixture {
 }
 
 func req(conn, tab, tool, args string) *authzv1.AuthorizeRequest {
-	return &authzv1.AuthorizeRequest{Caller: &authzv1.Caller{Client: "claude", ConnectionId: conn, TabId: tab, Pid: 42},
+	return &authzv1.AuthorizeRequest{Caller: &authzv1.Caller{Client: "claude", ConnectionId: conn, TabId: tab, Pid: 42, Program: testProgram},
 		Tool: tool, ArgumentsJson: args}
 }
 
@@ -145,17 +148,40 @@ func TestOneSheetAtATime(t *testing.T) {
 	}
 }
 
-func TestOnceCoversConnectionThenDies(t *testing.T) {
+// TestOnceIsThisCall: "once" allows exactly the call the sheet showed, on
+// its connection, until the connection ends: not another tab, another
+// command, another tool or another connection, and it takes no scope.
+func TestOnceIsThisCall(t *testing.T) {
 	f := newFixture(t, "")
-	r := req("c1", "t1", "read_output", `{"terminal_id":"t1"}`)
+	r := req("c1", "t1", "run_command", `{"terminal_id":"t2","command":"echo first"}`)
 	ch := f.authorize(r)
 	s := f.waitSheets(t, 1)
-	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ONCE, authzv1.Scope_SCOPE_ALL)
-	recv(t, ch)
-	// Covered now, even reaching further, without a sheet.
-	resp, _ := f.svc.Authorize(context.Background(), req("c1", "t1", "read_output", `{"terminal_id":"t3"}`))
-	if !resp.GetAllowed() {
-		t.Fatalf("once grant with scope all did not cover: %v", resp)
+	if _, err := f.svc.AnswerSheet(context.Background(), &authzv1.AnswerSheetRequest{SheetId: s[0].GetId(),
+		Decision: authzv1.Decision_DECISION_ONCE, Scope: authzv1.Scope_SCOPE_ALL}); !errdefs.Is(err, errdefs.ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "only the call on the sheet") {
+		t.Errorf("once with scope all: %v, want refused", err)
+	}
+	f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ONCE, authzv1.Scope_SCOPE_UNSPECIFIED)
+	if resp := recv(t, ch); !resp.GetAllowed() {
+		t.Fatal(resp)
+	}
+	if resp, _ := f.svc.Authorize(context.Background(), r); !resp.GetAllowed() {
+		t.Errorf("the same call again on its connection: %v", resp)
+	}
+	for _, other := range []*authzv1.AuthorizeRequest{
+		req("c1", "t1", "run_command", `{"terminal_id":"t2","command":"echo second"}`),
+		req("c1", "t1", "run_command", `{"terminal_id":"t3","command":"echo first"}`),
+		req("c1", "t1", "run_command", `{"terminal_id":"t2","command":"echo first","wait_seconds":5}`),
+		req("c1", "t1", "read_output", `{"terminal_id":"t2"}`),
+		req("c2", "t1", "run_command", `{"terminal_id":"t2","command":"echo first"}`),
+	} {
+		ch := f.authorize(other)
+		s := f.waitSheets(t, 1)
+		f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_DENY, 0)
+		if resp := recv(t, ch); resp.GetAllowed() {
+			t.Errorf("%s %s on %s allowed by the once grant: %v", other.GetTool(), other.GetArgumentsJson(), other.GetCaller().GetConnectionId(), resp)
+		}
+		f.clock.Advance(2 * sheets.DefaultTurnAway) // the denial turns the tab away; the next case asks anew
 	}
 	f.svc.EndConnection(context.Background(), &authzv1.EndConnectionRequest{ConnectionId: "c1"})
 	if l, _ := f.svc.ListGrants(context.Background(), &authzv1.ListGrantsRequest{}); len(l.GetGrants()) != 0 {
@@ -168,6 +194,40 @@ func TestOnceCoversConnectionThenDies(t *testing.T) {
 		t.Errorf("after EndConnection: %v, want withdrawn", resp)
 	}
 	f.waitSheets(t, 0)
+}
+
+// TestAlwaysIsForTheProgram: a standing grant covers the program it was
+// given to under the client name, and a program that only calls itself
+// by that name asks anew; so does a caller whose program is unknown.
+func TestAlwaysIsForTheProgram(t *testing.T) {
+	f := newFixture(t, "")
+	ch := f.authorize(req("c1", "t1", "read_output", `{"terminal_id":"t3"}`))
+	s := f.waitSheets(t, 1)
+	if s[0].GetProgram() != testProgram {
+		t.Errorf("the sheet shows program %q, want %q", s[0].GetProgram(), testProgram)
+	}
+	g := f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_ALWAYS, authzv1.Scope_SCOPE_ALL)
+	recv(t, ch)
+	if g.GetProgram() != testProgram {
+		t.Errorf("grant %v is not for the program", g)
+	}
+	for _, program := range []string{"/usr/bin/python3 /src/app/evil.py", ""} {
+		r := req("c2", "t1", "read_output", `{"terminal_id":"t3"}`)
+		r.Caller.Program = program
+		ch := f.authorize(r)
+		s := f.waitSheets(t, 1)
+		if program == "" {
+			if _, err := f.svc.AnswerSheet(context.Background(), &authzv1.AnswerSheetRequest{SheetId: s[0].GetId(),
+				Decision: authzv1.Decision_DECISION_ALWAYS}); !errdefs.Is(err, errdefs.ErrFailedPrecondition) {
+				t.Errorf("always for an unknown program: %v, want refused", err)
+			}
+		}
+		f.answer(t, s[0].GetId(), authzv1.Decision_DECISION_DENY, 0)
+		if resp := recv(t, ch); resp.GetAllowed() {
+			t.Errorf("program %q allowed by claude's standing grant: %v", program, resp)
+		}
+		f.clock.Advance(2 * sheets.DefaultTurnAway)
+	}
 }
 
 func TestAlwaysPersistsAndSettlesOthers(t *testing.T) {

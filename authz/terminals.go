@@ -41,5 +41,7 @@ func tabInfo(tm *terminalv1.Terminal) policy.TabInfo {
 		GroupSetByAgent: tm.GetGroupSetByAgent(),
 		NameSetByAgent:  tm.GetNameSetByAgent(),
 		Sandboxed:       tm.GetSandboxed(),
+		OpenedBy:        tm.GetOpenedBy(),
+		Project:         tm.GetProject(),
 	}
 }

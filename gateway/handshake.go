@@ -168,6 +168,9 @@ type peer struct {
 	// caller is where the process runs, from the kernel: outside Phantom,
 	// in a tab, or inside but in no tab.
 	caller guard.Caller
+	// program is the program behind the connection as the process tree
+	// shows it (lineage.ClientProgram): standing grants are for it.
+	program string
 }
 
 // tabID is the peer's tab, "" when it runs in none.
@@ -211,6 +214,8 @@ type verifier struct {
 	// vouchee checks the vouch of a sandbox's connect gate; nil takes
 	// none.
 	vouchee vouchee
+	// program names the program behind a peer pid; nil names none.
+	program func(pid int) string
 }
 
 // verify checks h against conn's peer: same pid, visible pid namespace,
@@ -243,10 +248,11 @@ func (v *verifier) verify(conn syscall.Conn, h Hello, vc *vouched) (peer, *Refus
 	if r := v.checkClaim(h.TabState, c); r != nil {
 		return peer{}, r
 	}
+	prog := v.programOf(pid)
 	if err := creds.Alive(); err != nil {
 		return peer{}, refuse(RefusePeerGone, "the peer process %d is gone: %v", pid, err)
 	}
-	return peer{hello: h, caller: c}, nil
+	return peer{hello: h, caller: c, program: prog}, nil
 }
 
 // verifyVouched is verify for a connection a sandbox's gate (the peer,
@@ -265,10 +271,20 @@ func (v *verifier) verifyVouched(creds peerCreds, monitor int, h Hello, vc vouch
 	if r := v.checkClaim(h.TabState, c); r != nil {
 		return peer{}, r
 	}
+	prog := v.programOf(vc.pid)
 	if err := creds.Alive(); err != nil {
 		return peer{}, refuse(RefusePeerGone, "the sandbox monitor %d is gone: %v", monitor, err)
 	}
-	return peer{hello: h, caller: c}, nil
+	return peer{hello: h, caller: c, program: prog}, nil
+}
+
+// programOf names the program behind pid; "" when it cannot be read,
+// which no standing grant covers.
+func (v *verifier) programOf(pid int) string {
+	if v.program == nil {
+		return ""
+	}
+	return v.program(pid)
 }
 
 // checkClaim compares the tab a hello claims (the tab-state path the

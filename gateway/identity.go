@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"os"
+	"path/filepath"
 
 	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/lineage"
@@ -13,12 +14,31 @@ import (
 // the process tree of the instance whose terminald is opts.Addr("terminald"),
 // and terminald, over bs, names its tab.
 func newVerifier(opts Options, creds credsReader, bs *backends) verifier {
-	v := verifier{tabDir: opts.TabStateDir, uid: os.Getuid(), creds: creds, locate: opts.locate}
+	v := verifier{tabDir: opts.TabStateDir, uid: os.Getuid(), creds: creds, locate: opts.locate, program: opts.program}
 	if v.locate == nil {
 		v.locate = instanceLocator(opts.Addr("terminald"), bs)
 		v.vouchee = instanceVouchee(opts.Addr("terminald"), bs)
 	}
+	if v.program == nil {
+		v.program = clientProgram()
+	}
 	return v
+}
+
+// clientProgram names the program behind each connection: the MCP client
+// that started Phantom's bridge (the gateway's own executable run as
+// `+mcp-server`), or the peer itself when it is anything else — a copy of
+// the bridge, a script speaking the socket. See lineage.ClientProgram.
+func clientProgram() func(pid int) string {
+	self, err := os.Executable()
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			self = real
+		}
+	} else {
+		self = ""
+	}
+	return func(pid int) string { return lineage.ClientProgram(procfs.Default, pid, self) }
 }
 
 // instanceLocator places processes in the tree of the instance whose

@@ -125,6 +125,7 @@ func (c *conn) authorize(ctx context.Context, t *tool, msg protoreflect.ProtoMes
 			TabId:            c.peer.tabID(),
 			Pid:              int32(c.peer.hello.PID),
 			InsideWithoutTab: c.peer.caller.Inside && c.peer.tabID() == "",
+			Program:          c.peer.program,
 		},
 		Tool:          t.name,
 		ArgumentsJson: string(args),

@@ -46,6 +46,9 @@ type Options struct {
 	// locate places a peer in the process tree; nil means the instance's
 	// (tests inject).
 	locate locator
+	// program names the program behind a peer; nil means the process
+	// tree's (tests inject).
+	program func(pid int) string
 }
 
 // Server is the MCP gateway: it accepts connections on the MCP socket,

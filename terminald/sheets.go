@@ -171,7 +171,7 @@ func toAttachSheet(s *authzv1.Sheet, now time.Time) *attach.Sheet {
 	out := &attach.Sheet{
 		ID: s.GetId(), Client: s.GetClient(), TabID: s.GetTabId(), TabTitle: s.GetTabTitle(), LeftTab: s.GetInsideWithoutTab(),
 		Capability: toolreg.CapabilityName(s.GetCapability()), Reach: fromScope(s.GetReach()),
-		Tool: s.GetTool(), Subject: s.GetSubject(), Project: s.GetProject(),
+		Tool: s.GetTool(), Subject: s.GetSubject(), Project: s.GetProject(), Program: s.GetProgram(),
 		WaitingBehind: int(s.GetWaitingBehind()),
 	}
 	if s.GetSecondsLeft() > 0 {

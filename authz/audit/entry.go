@@ -87,6 +87,9 @@ type Entry struct {
 	Connection string `json:"connection,omitempty"`
 	Tab        string `json:"tab,omitempty"`
 	PID        int32  `json:"pid,omitempty"`
+	// Program is the program behind the caller as the process tree
+	// showed it; a standing grant is for that program.
+	Program string `json:"program,omitempty"`
 	// Tool, Capability and Reach are what the call needed.
 	Tool       string `json:"tool,omitempty"`
 	Capability string `json:"capability,omitempty"`

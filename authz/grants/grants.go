@@ -2,6 +2,13 @@
 // written down in a JSON file that survives restarts, and "once" grants,
 // held in memory for the life of one gateway connection.
 //
+// A once grant allows exactly the call its sheet showed (Key.Call: the
+// same tool, target and decisive arguments), never a capability or a
+// scope: another command, another tab, another tool asks again. An always
+// grant is keyed by client name, the program behind it (Key.Program, from
+// the process tree, never the name a client chose), capability, scope and
+// project; a grant without a program covers nothing.
+//
 // The file is the human's as much as authz's: it may be edited or removed
 // by hand while authz runs, and authz follows. Before every decision the
 // store checks (two lstat calls) whether the file or its folder changed
@@ -67,24 +74,41 @@ type Grant struct {
 	// Pending is true for an always grant that appeared in the file while
 	// authz ran: it covers nothing until authz starts again.
 	Pending bool `json:"-"`
+	// Program is the program an always grant is for (policy.Caller.Program).
+	Program string `json:"program,omitempty"`
 	// ConnectionID is the connection a once grant lives with.
-	ConnectionID string    `json:"-"`
-	Created      time.Time `json:"created"`
+	ConnectionID string `json:"-"`
+	// Call is the one call a once grant allows (policy.Need.Call);
+	// CallText says it in words, as the sheet did.
+	Call     string    `json:"-"`
+	CallText string    `json:"-"`
+	Created  time.Time `json:"created"`
 }
 
 // Key is what a request is matched on.
 type Key struct {
 	Client       string
+	Program      string
 	ConnectionID string
 	Capability   policy.Capability
 	Reach        policy.Scope
 	Project      string
+	// Call is the exact call (policy.Need.Call), for once grants.
+	Call string
 }
 
-// covers reports whether g covers a request with key k.
+// covers reports whether g covers a request with key k: a once grant the
+// very call it was given for on the same connection; an always grant the
+// same client and program, capability and project, within its scope.
 func (g Grant) covers(k Key) bool {
-	return !g.Pending && g.Client == k.Client && g.Capability == k.Capability && g.Project == k.Project &&
-		g.Scope.Covers(k.Reach) && (g.Always || g.ConnectionID == k.ConnectionID)
+	switch {
+	case g.Pending || g.Client != k.Client:
+		return false
+	case !g.Always:
+		return g.ConnectionID == k.ConnectionID && g.Call != "" && g.Call == k.Call
+	}
+	return g.Program != "" && g.Program == k.Program && g.Capability == k.Capability && g.Project == k.Project &&
+		g.Scope.Covers(k.Reach)
 }
 
 // file is the on-disk format.
@@ -283,8 +307,11 @@ func (s *Store) Add(g Grant) (Grant, error) {
 	if !g.Capability.Valid() || !g.Scope.Valid() || g.Client == "" {
 		return Grant{}, fmt.Errorf("grant %+v is incomplete: %w", g, errdefs.ErrInvalidArgument)
 	}
-	if !g.Always && g.ConnectionID == "" {
-		return Grant{}, fmt.Errorf("a once grant needs a connection: %w", errdefs.ErrInvalidArgument)
+	if !g.Always && (g.ConnectionID == "" || g.Call == "") {
+		return Grant{}, fmt.Errorf("a once grant needs a connection and the one call it allows: %w", errdefs.ErrInvalidArgument)
+	}
+	if g.Always && g.Program == "" {
+		return Grant{}, fmt.Errorf("an always grant needs the program it is for: %w", errdefs.ErrInvalidArgument)
 	}
 	s.begin(false)
 	defer s.end()

@@ -17,16 +17,16 @@ func newStore(t *testing.T) *Store {
 
 func TestCoverage(t *testing.T) {
 	s := newStore(t)
-	always, err := s.Add(Grant{Client: "claude", Capability: policy.Read, Scope: policy.Group, Project: "/src/app", Always: true})
+	always, err := s.Add(Grant{Client: "claude", Capability: policy.Read, Scope: policy.Group, Project: "/src/app", Always: true, Program: testProgram})
 	if err != nil {
 		t.Fatal(err)
 	}
-	once, err := s.Add(Grant{Client: "codex", Capability: policy.Run, Scope: policy.Tab, Project: "/src/app", ConnectionID: "c1"})
+	once, err := s.Add(Grant{Client: "codex", Capability: policy.Run, Scope: policy.Tab, Project: "/src/app", ConnectionID: "c1", Call: testCall})
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := func(client, conn string, c policy.Capability, reach policy.Scope, project string) Key {
-		return Key{Client: client, ConnectionID: conn, Capability: c, Reach: reach, Project: project}
+		return Key{Client: client, Program: testProgram, Call: testCall, ConnectionID: conn, Capability: c, Reach: reach, Project: project}
 	}
 	tests := []struct {
 		name string
@@ -41,7 +41,18 @@ func TestCoverage(t *testing.T) {
 		{"client mismatch", key("gemini", "c9", policy.Read, policy.Tab, "/src/app"), ""},
 		{"once on its connection", key("codex", "c1", policy.Run, policy.Tab, "/src/app"), once.ID},
 		{"once on another connection", key("codex", "c2", policy.Run, policy.Tab, "/src/app"), ""},
-		{"once too narrow", key("codex", "c1", policy.Run, policy.Group, "/src/app"), ""},
+		{"once for another call", func() Key {
+			k := key("codex", "c1", policy.Run, policy.Tab, "/src/app")
+			k.Call = "run_command\x00t2"
+			return k
+		}(), ""},
+		{"once, another client's call", key("claude", "c1", policy.Run, policy.Tab, "/src/app"), ""},
+		{"always for another program", func() Key {
+			k := key("claude", "c9", policy.Read, policy.Group, "/src/app")
+			k.Program = "/tmp/evil"
+			return k
+		}(), ""},
+		{"always, no program", func() Key { k := key("claude", "c9", policy.Read, policy.Group, "/src/app"); k.Program = ""; return k }(), ""},
 	}
 	for _, tt := range tests {
 		g, ok, err := s.Find(tt.key)
@@ -53,12 +64,12 @@ func TestCoverage(t *testing.T) {
 
 func TestOnceDiesWithConnection(t *testing.T) {
 	s := newStore(t)
-	g, err := s.Add(Grant{Client: "codex", Capability: policy.Run, Scope: policy.Tab, ConnectionID: "c1"})
+	g, err := s.Add(Grant{Client: "codex", Capability: policy.Run, Scope: policy.Tab, ConnectionID: "c1", Call: testCall})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.EndConnection("c1")
-	if _, ok, _ := s.Find(Key{Client: "codex", ConnectionID: "c1", Capability: policy.Run, Reach: policy.Tab}); ok {
+	if _, ok, _ := s.Find(Key{Client: "codex", Program: testProgram, Call: testCall, ConnectionID: "c1", Capability: policy.Run, Reach: policy.Tab}); ok {
 		t.Error("once grant survived its connection")
 	}
 	if len(s.List()) != 0 {
@@ -72,7 +83,7 @@ func TestOnceDiesWithConnection(t *testing.T) {
 
 func TestAlwaysPersisted(t *testing.T) {
 	s := newStore(t)
-	g, err := s.Add(Grant{Client: "claude", Capability: policy.Worktree, Scope: policy.All, Project: "/src/app", Always: true})
+	g, err := s.Add(Grant{Client: "claude", Capability: policy.Worktree, Scope: policy.All, Project: "/src/app", Always: true, Program: testProgram})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +103,7 @@ func TestAlwaysPersisted(t *testing.T) {
 	}
 
 	again := Open(s.Path(), nil)
-	got, ok, err := again.Find(Key{Client: "claude", ConnectionID: "other", Capability: policy.Worktree, Reach: policy.Group, Project: "/src/app"})
+	got, ok, err := again.Find(Key{Client: "claude", Program: testProgram, Call: testCall, ConnectionID: "other", Capability: policy.Worktree, Reach: policy.Group, Project: "/src/app"})
 	if err != nil || !ok || got.ID != g.ID || !got.Always || !got.Created.Equal(g.Created) {
 		t.Fatalf("after reload: %+v %v %v, want %+v", got, ok, err, g)
 	}
@@ -110,7 +121,7 @@ func TestAlwaysPersisted(t *testing.T) {
 
 func TestRevokeOnce(t *testing.T) {
 	s := newStore(t)
-	g, _ := s.Add(Grant{Client: "codex", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "c1"})
+	g, _ := s.Add(Grant{Client: "codex", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "c1", Call: testCall})
 	if _, err := s.Revoke(g.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +146,14 @@ func TestCorruptFileGrantsNothing(t *testing.T) {
 			if err := s.Err(); err == nil || !strings.Contains(err.Error(), path) {
 				t.Fatalf("Err = %v, want an error naming %s", err, path)
 			}
-			_, ok, err := s.Find(Key{Client: "c", ConnectionID: "x", Capability: policy.Read, Reach: policy.Tab})
+			_, ok, err := s.Find(Key{Client: "c", Program: testProgram, Call: testCall, ConnectionID: "x", Capability: policy.Read, Reach: policy.Tab})
 			if ok || err == nil || !strings.Contains(err.Error(), path) {
 				t.Errorf("Find = %v %v, want a refusal naming the file", ok, err)
 			}
-			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true}); err == nil {
+			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true, Program: testProgram}); err == nil {
 				t.Error("Add succeeded over a corrupt file")
 			}
-			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "x"}); err == nil {
+			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "x", Call: testCall}); err == nil {
 				t.Error("once Add succeeded while the file is corrupt")
 			}
 			if b, _ := os.ReadFile(path); string(b) != content {
@@ -151,3 +162,9 @@ func TestCorruptFileGrantsNothing(t *testing.T) {
 		})
 	}
 }
+
+// The program and call the tests' grants are for.
+const (
+	testProgram = "/usr/bin/agent"
+	testCall    = "read_output\x00t1"
+)

@@ -49,11 +49,11 @@ func twoGrants(t *testing.T) (*Store, *recorder, Grant, Grant) {
 	s := Open(filepath.Join(t.TempDir(), "state", FileName), nil)
 	rec := &recorder{}
 	s.Observe(rec.observe)
-	a, err := s.Add(Grant{Client: "a", Capability: policy.Read, Scope: policy.All, Always: true})
+	a, err := s.Add(Grant{Client: "a", Capability: policy.Read, Scope: policy.All, Always: true, Program: testProgram})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Add(Grant{Client: "b", Capability: policy.Run, Scope: policy.Tab, Always: true})
+	b, err := s.Add(Grant{Client: "b", Capability: policy.Run, Scope: policy.Tab, Always: true, Program: testProgram})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func twoGrants(t *testing.T) (*Store, *recorder, Grant, Grant) {
 }
 
 func keyFor(g Grant) Key {
-	return Key{Client: g.Client, ConnectionID: "x", Capability: g.Capability, Reach: g.Scope, Project: g.Project}
+	return Key{Client: g.Client, Program: testProgram, Call: testCall, ConnectionID: "x", Capability: g.Capability, Reach: g.Scope, Project: g.Project}
 }
 
 // readGrants reads the file's grants, by client name.
@@ -154,7 +154,7 @@ func TestHandEdits(t *testing.T) {
 				b, _ := os.ReadFile(path)
 				var f file
 				json.Unmarshal(b, &f)
-				f.Grants = append(f.Grants, Grant{ID: "ghand", Client: "h", Capability: policy.Worktree, Scope: policy.Group})
+				f.Grants = append(f.Grants, Grant{ID: "ghand", Client: "h", Capability: policy.Worktree, Scope: policy.Group, Program: testProgram})
 				out, _ := json.Marshal(f)
 				os.WriteFile(path, out, 0o600)
 			},
@@ -181,7 +181,7 @@ func TestHandEdits(t *testing.T) {
 			tt.edit(t, s.Path())
 			wide := b
 			wide.Scope = policy.All
-			byClient := map[string]Grant{"a": a, "b": b, "b wide": wide, "h": {Client: "h", Capability: policy.Worktree, Scope: policy.Group}}
+			byClient := map[string]Grant{"a": a, "b": b, "b wide": wide, "h": {Client: "h", Capability: policy.Worktree, Scope: policy.Group, Program: testProgram}}
 			for _, c := range tt.gone {
 				if _, ok, err := s.Find(keyFor(byClient[c])); ok || err != nil {
 					t.Errorf("grant of %s after the edit: found %v, err %v; want revoked", c, ok, err)
@@ -203,7 +203,7 @@ func TestHandEdits(t *testing.T) {
 					t.Errorf("grant of %s added by hand not in force after a restart", c)
 				}
 			}
-			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true}); err != nil {
+			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true, Program: testProgram}); err != nil {
 				t.Fatal(err)
 			}
 			if got := readGrants(t, s.Path()); !slices.Equal(got, tt.file) {
@@ -272,10 +272,10 @@ func TestStrictModes(t *testing.T) {
 			if ok || err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "grants nothing") {
 				t.Fatalf("Find after spoiling: ok %v, err %v; want a refusal saying %q", ok, err, tt.want)
 			}
-			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true}); err == nil {
+			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true, Program: testProgram}); err == nil {
 				t.Error("an always grant was added over a refused file")
 			}
-			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "x"}); err == nil {
+			if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, ConnectionID: "x", Call: testCall}); err == nil {
 				t.Error("a once grant was added while the file is refused")
 			}
 			if _, err := s.Revoke(a.ID); err == nil {
@@ -331,7 +331,7 @@ func TestSymlinkedFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := Open(filepath.Join(real, FileName), nil)
-	if _, err := good.Add(Grant{Client: "a", Capability: policy.Read, Scope: policy.All, Always: true}); err != nil {
+	if _, err := good.Add(Grant{Client: "a", Capability: policy.Read, Scope: policy.All, Always: true, Program: testProgram}); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(base, "state")
@@ -402,7 +402,7 @@ func TestRevokeWhenWriteFails(t *testing.T) {
 func TestAddWhenWriteFails(t *testing.T) {
 	s, _, _, _ := twoGrants(t)
 	s.persist = func(string, file, int, func() bool) (fileState, error) { return fileState{}, errors.New("disk full") }
-	g := Grant{Client: "c", Capability: policy.Configure, Scope: policy.All, Always: true}
+	g := Grant{Client: "c", Capability: policy.Configure, Scope: policy.All, Always: true, Program: testProgram}
 	if _, err := s.Add(g); err == nil {
 		t.Fatal("Add succeeded though the write failed")
 	}
@@ -448,7 +448,7 @@ func TestAddedWhileRefusedIsPending(t *testing.T) {
 	b := mustRead(t, s.Path())
 	var f file
 	must(json.Unmarshal(b, &f))
-	sneaky := Grant{ID: "gsneaky", Client: "agent", Capability: policy.Run, Scope: policy.All}
+	sneaky := Grant{ID: "gsneaky", Client: "agent", Capability: policy.Run, Scope: policy.All, Program: testProgram}
 	f.Grants = append(f.Grants, sneaky)
 	out, _ := json.Marshal(f)
 	must(os.WriteFile(s.Path(), out, 0o666))
@@ -468,7 +468,7 @@ func TestAddedWhileRefusedIsPending(t *testing.T) {
 // one in force or unknown fails, and nothing is written.
 func TestAcceptPending(t *testing.T) {
 	s, _, a, _ := twoGrants(t)
-	hand := Grant{ID: "ghand", Client: "h", Capability: policy.Read, Scope: policy.Tab}
+	hand := Grant{ID: "ghand", Client: "h", Capability: policy.Read, Scope: policy.Tab, Program: testProgram}
 	b := mustRead(t, s.Path())
 	var f file
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -518,7 +518,7 @@ func TestEditDuringWrite(t *testing.T) {
 		}
 		return writeFile(path, f, uid, unchanged)
 	}
-	if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true}); err != nil {
+	if _, err := s.Add(Grant{Client: "c", Capability: policy.Read, Scope: policy.Tab, Always: true, Program: testProgram}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readGrants(t, s.Path()); !slices.Equal(got, []string{"b", "c"}) {

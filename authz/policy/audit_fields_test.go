@@ -9,7 +9,7 @@ import (
 // run_command, the exact text it types, unescaped (the audit log records
 // them; the sheet shows the escaped subject).
 func TestTargetAndTyped(t *testing.T) {
-	p := New(workspace, project)
+	p := New(workspace, repoOf)
 	caller := Caller{Client: "claude", ConnectionID: "c1", TabID: "t1"}
 	tests := []struct {
 		name, tool, args string

@@ -3,15 +3,14 @@ package policy
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
+	"github.com/phantom-dev/phantom/internal/project"
 	"github.com/phantom-dev/phantom/internal/toolreg"
 )
 
@@ -24,7 +23,8 @@ type Policy struct {
 }
 
 // New returns a policy on Phantom's tool registry that learns about tabs
-// from tabs and names projects with project (GitProject when nil).
+// from tabs and names the projects of directory arguments with project
+// (DirProject when nil).
 func New(tabs Lister, project Projector) *Policy {
 	reg, err := toolreg.Default()
 	return newPolicy(tabs, project, reg, err)
@@ -32,7 +32,7 @@ func New(tabs Lister, project Projector) *Policy {
 
 func newPolicy(tabs Lister, project Projector, reg *toolreg.Registry, err error) *Policy {
 	if project == nil {
-		project = GitProject
+		project = DirProject
 	}
 	if err == nil {
 		err = checkSpecials(reg)
@@ -80,7 +80,7 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 		}
 		e.self = &self
 		need.CallerTitle = tabTitle(self)
-		need.Project = e.projectOf(self.Directory)
+		need.Project = tabProject(self)
 	}
 	need.Reach, need.Subject, err = e.touches()
 	if err != nil {
@@ -99,6 +99,7 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 		need.Also = append(need.Also, also)
 		need.Subject += "; and " + also.String() + ": it returns the output (" + string(a.Field.Name()) + ")"
 	}
+	need.Call = e.call(need.Also)
 	return need, nil
 }
 
@@ -168,14 +169,18 @@ func (e *evaluation) dirArg(f protoreflect.FieldDescriptor) (string, error) {
 	return "", fmt.Errorf("argument %s: %s is not an absolute path: %w", f.Name(), quote(dir), errdefs.ErrInvalidArgument)
 }
 
-// GitProject is the project of dir: its git toplevel (`git -C dir
-// rev-parse --show-toplevel`, run without a shell), else dir itself.
-func GitProject(ctx context.Context, dir string) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--show-toplevel").Output()
-	if top := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(top) {
-		return top
+// DirProject is the project of a directory argument (internal/project):
+// links resolved, the nearest directory holding a .git entry, else the
+// directory. It reads no repository config and runs no git, so nothing a
+// tab writes into a repository moves it.
+func DirProject(_ context.Context, dir string) string { return project.Of(dir) }
+
+// tabProject is the project a tab works in, as terminald decided it; a
+// tab terminald named none for gets a key of its own, which no grant of a
+// real project matches.
+func tabProject(t TabInfo) string {
+	if t.Project != "" {
+		return t.Project
 	}
-	return dir
+	return "(tab " + t.ID + ", project unknown)"
 }

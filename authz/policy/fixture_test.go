@@ -62,7 +62,7 @@ func fixturePolicy(t *testing.T) *Policy {
 		t.Fatal(err)
 	}
 	// Not newPolicy: the fixture has no run_command for the specials.
-	return &Policy{tabs: workspace, project: project, reg: reg}
+	return &Policy{tabs: workspace, project: repoOf, reg: reg}
 }
 
 // TestRuleFromTheProto: a tool's capability, reach and subject come from

@@ -118,6 +118,14 @@ type TabInfo struct {
 	// Phantom starts for its calls runs in that sandbox too, and the
 	// sheet says so.
 	Sandboxed bool
+	// OpenedBy is the tab whose agent this one was opened for; "" for a
+	// tab the human opened. Such a tab is no more privileged than that
+	// agent, so for reach it counts as the agent's own tab.
+	OpenedBy string
+	// Project is the project the tab works in as terminald decided it
+	// (Terminal.project): never from OSC 7 or repository config, which
+	// the tab writes. It keys the caller's standing grants.
+	Project string
 }
 
 // Lister lists the tabs (terminald's ListTerminals in production).
@@ -125,8 +133,10 @@ type Lister interface {
 	Tabs(ctx context.Context) ([]TabInfo, error)
 }
 
-// Projector names the project a directory belongs to: its git toplevel, or
-// the directory itself. See GitProject.
+// Projector names the project a directory argument belongs to (see
+// internal/project: the nearest directory holding a .git entry, links
+// resolved, no repository config read). Tabs' projects come from
+// terminald (TabInfo.Project).
 type Projector func(ctx context.Context, dir string) string
 
 // Caller is who asks, as the gateway verified it.
@@ -143,6 +153,10 @@ type Caller struct {
 	InsideWithoutTab bool
 	// PID is the caller's process id.
 	PID int32
+	// Program is the program that asks as the process tree shows it (the
+	// executable behind the MCP bridge), not the client name it chose: a
+	// standing grant covers only the program it was given to.
+	Program string
 }
 
 // Need is what a call needs: the result of Evaluate.
@@ -172,6 +186,11 @@ type Need struct {
 	// Typed is, for run_command, the exact command line it types (the
 	// Subject shows it escaped).
 	Typed string
+	// Call identifies the call exactly — its tool, its target and the
+	// values of its decisive fields (for run_command, the command), and
+	// the further capabilities it needs — so that "once" allows this call
+	// and no other.
+	Call string
 }
 
 // MarshalText writes the capability's name (the grants file uses it).

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -33,8 +35,14 @@ var workspace = fakeTabs{
 	{ID: "t11", Title: "sandboxed", Directory: "/src/app", Sandboxed: true, Idle: true},
 }
 
-// project treats /src/<name>/... as the repository /src/<name>.
-func project(_ context.Context, dir string) string {
+func init() {
+	for i, t := range workspace {
+		workspace[i].Project = repoOf(context.Background(), t.Directory)
+	}
+}
+
+// repoOf treats /src/<name>/... as the repository /src/<name>.
+func repoOf(_ context.Context, dir string) string {
 	if rest, ok := strings.CutPrefix(dir, "/src/"); ok {
 		name, _, _ := strings.Cut(rest, "/")
 		return "/src/" + name
@@ -43,7 +51,7 @@ func project(_ context.Context, dir string) string {
 }
 
 func TestEvaluate(t *testing.T) {
-	p := New(workspace, project)
+	p := New(workspace, repoOf)
 	in := func(tab string) Caller { return Caller{Client: "claude", ConnectionID: "c1", TabID: tab} }
 	escaped := func(tab string) Caller {
 		return Caller{Client: "claude", ConnectionID: "c1", TabID: tab, InsideWithoutTab: true}
@@ -159,7 +167,7 @@ func TestEvaluate(t *testing.T) {
 // TestCallerTitle: the sheet names the caller's tab as the human would
 // recognise it, and marks a name an agent gave it.
 func TestCallerTitle(t *testing.T) {
-	p := New(workspace, project)
+	p := New(workspace, repoOf)
 	tests := []struct{ tab, want string }{
 		{"t1", "agent"},
 		{"t6", `"prod", named by an agent`},
@@ -201,7 +209,7 @@ func TestCovers(t *testing.T) {
 // TestEveryToolHasARule: every tool of the registry is known to the
 // policy, and the special rules agree with the protos' subject fields.
 func TestEveryToolHasARule(t *testing.T) {
-	p := New(workspace, project)
+	p := New(workspace, repoOf)
 	if p.err != nil {
 		t.Fatal(p.err)
 	}
@@ -217,10 +225,27 @@ func TestEveryToolHasARule(t *testing.T) {
 	}
 }
 
-func TestGitProject(t *testing.T) {
-	dir := t.TempDir()
-	if got := GitProject(context.Background(), dir); got != dir {
-		t.Errorf("GitProject(non-repo %s) = %q, want the directory", dir, got)
+// TestDirProject: the project of a directory argument is decided from
+// where .git entries are, never from what the repository's config says:
+// core.worktree naming another project moves nothing.
+func TestDirProject(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a + "/.git", b + "/.git", b + "/src"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(b+"/.git/config", []byte("[core]\n\tworktree = "+a+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{b: b, b + "/src": b, a: a, root: root} {
+		if got := DirProject(context.Background(), dir); got != want {
+			t.Errorf("DirProject(%s) = %q, want %q", dir, got, want)
+		}
 	}
 }
 
@@ -228,7 +253,7 @@ func TestGitProject(t *testing.T) {
 // server the configuration applies to, until when, everything that
 // decides what runs, and where it runs for this caller.
 func TestConfigureSheet(t *testing.T) {
-	p := New(workspace, project)
+	p := New(workspace, repoOf)
 	in := func(tab string) Caller { return Caller{Client: "claude", ConnectionID: "c1", TabID: tab} }
 	tests := []struct {
 		name     string

@@ -39,6 +39,8 @@ func (e *evaluation) reachTab(f protoreflect.FieldDescriptor) (Scope, TabInfo, s
 		return All, t, e.noTab(), nil
 	case t.ID == e.self.ID:
 		return Tab, t, "the caller's own tab", nil
+	case e.opened(t):
+		return Tab, t, "a tab this agent opened (it runs in the agent's sandbox, no more privileged than the agent)", nil
 	case sameGroup(*e.self, t):
 		return Group, t, "a tab of the caller's group", nil
 	case e.self.GroupID != "" && t.GroupID == e.self.GroupID:
@@ -55,15 +57,44 @@ func (e *evaluation) reachDir(dir string) (Scope, string) {
 		return All, e.noTab()
 	}
 	p := e.projectOf(dir)
-	if p == e.projectOf(e.self.Directory) {
+	if p == tabProject(*e.self) {
 		return Tab, "the caller tab's own project"
 	}
 	for _, t := range e.tabs {
-		if t.ID != e.self.ID && sameGroup(*e.self, t) && e.projectOf(t.Directory) == p {
+		if e.opened(t) && tabProject(t) == p {
+			return Tab, "the project of a tab this agent opened"
+		}
+	}
+	for _, t := range e.tabs {
+		if t.ID != e.self.ID && sameGroup(*e.self, t) && tabProject(t) == p {
 			return Group, "the project of a tab of the caller's group"
 		}
 	}
 	return All, "a project no tab of the caller's group works in"
+}
+
+// opened reports whether t was opened for the caller's agent: by the
+// caller's tab, or by a tab opened for it, and so on. Such tabs run in the
+// agent's sandbox (Rules.Within), no more privileged than the agent, so
+// they count as its own tab. The walk follows OpenedBy links only while
+// they lead to tabs that exist, and at most once per tab.
+func (e *evaluation) opened(t TabInfo) bool {
+	if e.self == nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for by := t.OpenedBy; by != "" && !seen[by]; {
+		if by == e.self.ID {
+			return true
+		}
+		seen[by] = true
+		next, ok := e.tab(by)
+		if !ok {
+			return false
+		}
+		by = next.OpenedBy
+	}
+	return false
 }
 
 // noTab says why a caller in no tab reaches all.

@@ -12,7 +12,7 @@ import (
 // with the same reach, and the sheet's subject says so; without it, run
 // alone.
 func TestEvaluateAlso(t *testing.T) {
-	p := New(workspace, project)
+	p := New(workspace, repoOf)
 	in := Caller{Client: "claude", ConnectionID: "c1", TabID: "t1"}
 	tests := []struct {
 		name    string

@@ -101,3 +101,21 @@ func showScalar(f protoreflect.FieldDescriptor, v protoreflect.Value) string {
 	}
 	return printable(fmt.Sprint(v.Interface()))
 }
+
+// call identifies the call exactly, for a "once" grant: the tool, the
+// target it acts on, the value of every subject field it sets (what the
+// sheet showed, for run_command the command) and the further capabilities
+// it needs. Another command, another tab or another tool is another call.
+func (e *evaluation) call(also []Capability) string {
+	var b strings.Builder
+	b.WriteString(e.tool.Name + "\x00" + e.target)
+	for _, f := range e.tool.Subject {
+		if e.req.Has(f) {
+			b.WriteString("\x00" + string(f.Name()) + "=" + showValue(f, e.req.Get(f)))
+		}
+	}
+	for _, c := range also {
+		b.WriteString("\x00+" + c.String())
+	}
+	return b.String()
+}

@@ -45,7 +45,10 @@ const (
 
 // Request is what a sheet asks about.
 type Request struct {
-	Client       string
+	Client string
+	// Program is the program that asks, as the process tree shows it
+	// (policy.Caller.Program).
+	Program      string
 	ConnectionID string
 	// TabID is the caller's tab; empty when it runs in none.
 	TabID    string

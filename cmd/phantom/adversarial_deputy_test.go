@@ -23,8 +23,8 @@ import (
 // git isolated from the machine's configuration as adversaryUp does. It
 // returns the instance and the phantom binary its daemons run. Attacker
 // tabs keep their job files in the test's original temporary directory,
-// which their sandbox may write.
-func deputyUp(t *testing.T) (*testenv.Env, string) {
+// which their sandbox may write. vars (KEY=VALUE) go to the daemons.
+func deputyUp(t *testing.T, vars ...string) (*testenv.Env, string) {
 	t.Helper()
 	tmp := os.TempDir()
 	env, bin, _ := instanceOutsideTemp(t)
@@ -35,6 +35,7 @@ func deputyUp(t *testing.T) (*testenv.Env, string) {
 	}
 	env.Vars = slices.DeleteFunc(env.Vars, func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
 	env.Vars = append(env.Vars, "GIT_CONFIG_GLOBAL="+gitconfig, "GIT_CONFIG_NOSYSTEM=1")
+	env.Vars = append(env.Vars, vars...)
 	t.Cleanup(func() {
 		if r := phantom(t, env, "down"); r.code != 0 {
 			t.Errorf("cleanup: phantom down:\n%v", r)

@@ -406,6 +406,13 @@ type agentRun struct {
 // which ends with an exit step so that the run ends by itself.
 func (a *attacker) agent(client string, script ...map[string]any) agentRun {
 	a.t.Helper()
+	return a.agentWith(a.own(testAgent(a.t), "testagent"), a.own(phantomBin, "phantom"), client, script...)
+}
+
+// agentWith is agent with the test agent and the bridge binaries given:
+// two tabs running the same copies are the same program to Phantom.
+func (a *attacker) agentWith(agentBin, bridgeBin, client string, script ...map[string]any) agentRun {
+	a.t.Helper()
 	path := filepath.Join(a.dir, "agent"+strconv.Itoa(a.jobs))
 	b, _ := json.Marshal(append(script, map[string]any{"op": "exit"}))
 	if err := os.WriteFile(path+".json", b, 0o600); err != nil {
@@ -413,7 +420,7 @@ func (a *attacker) agent(client string, script ...map[string]any) agentRun {
 	}
 	read := func() []agentLine { return readAgentLines(path + ".jsonl") }
 	a.t.Cleanup(func() { killAgent(read()) })
-	a.start("TESTAGENT_CLIENT=" + sq(client) + " " + shellCmd(a.own(testAgent(a.t), "testagent"), a.own(phantomBin, "phantom"), path+".json", path+".jsonl"))
+	a.start("TESTAGENT_CLIENT=" + sq(client) + " " + shellCmd(agentBin, bridgeBin, path+".json", path+".jsonl"))
 	return agentRun{read: read}
 }
 
@@ -501,7 +508,7 @@ func outsideAsk(t *testing.T, ac authzv1.AuthzServiceClient, client, conn, tool,
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		resp, err := ac.Authorize(ctx, &authzv1.AuthorizeRequest{
-			Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: int32(os.Getpid())}, Tool: tool, ArgumentsJson: args})
+			Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: int32(os.Getpid()), Program: "/outside/" + client}, Tool: tool, ArgumentsJson: args})
 		if err != nil {
 			resp = &authzv1.AuthorizeResponse{Reason: "rpc error: " + err.Error()}
 		}

@@ -546,8 +546,11 @@ func TestAdversarialWidening(t *testing.T) {
 			t.Fatalf("create_terminal into the agent's group failed: %+v", r)
 		}
 		t.Cleanup(func() { phantom(t, env, "close", spawned) })
-		run = a.agent(client, permRead(spawned))
-		widened(t, run, 0, "", "read_output of the tab the agent created in its group")
+		// The tab it opened is its own (reach tab): the group grant covers
+		// it, and it widens nothing — the human's ungrouped tab still asks.
+		run = a.agent(client, permRead(spawned), permRead(loner))
+		permResult(t, permStepNoSheet(t, env, run.read, 0), false)
+		widened(t, run, 1, secret, "read_output of the human's tab after the agent spawned a tab into its group")
 		afterTurnAway()
 	})
 

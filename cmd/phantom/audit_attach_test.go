@@ -36,7 +36,7 @@ func TestAuditAttachAnswerAndAlarm(t *testing.T) {
 	defer cancel()
 	go func() {
 		resp, err := authzv1.NewAuthzServiceClient(cc).Authorize(ctx, &authzv1.AuthorizeRequest{
-			Caller: &authzv1.Caller{Client: "audited", ConnectionId: "c1"}, Tool: "read_output",
+			Caller: &authzv1.Caller{Client: "audited", ConnectionId: "c1", Program: "/outside/audited"}, Tool: "read_output",
 			ArgumentsJson: fmt.Sprintf(`{"terminal_id":%q}`, t1)}, grpc.WaitForReady(true))
 		if err != nil {
 			resp = &authzv1.AuthorizeResponse{Reason: err.Error()}

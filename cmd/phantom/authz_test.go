@@ -76,7 +76,7 @@ func TestPermissions(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			resp, err := ac.Authorize(ctx, &authzv1.AuthorizeRequest{
-				Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: 1}, Tool: tool, ArgumentsJson: args})
+				Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: 1, Program: "/outside/" + client}, Tool: tool, ArgumentsJson: args})
 			if err != nil {
 				resp = &authzv1.AuthorizeResponse{Reason: "rpc error: " + err.Error()}
 			}

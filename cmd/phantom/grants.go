@@ -41,16 +41,18 @@ func grantsCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCLIENT\tCAPABILITY\tSCOPE\tPROJECT\tKIND\tCREATED")
+			fmt.Fprintln(tw, "ID\tCLIENT\tPROGRAM\tCAPABILITY\tSCOPE\tPROJECT\tKIND\tCREATED")
 			for _, g := range resp.GetGrants() {
 				kind := "always"
-				if g.GetPending() {
+				switch {
+				case g.GetPending():
 					kind = "always, PENDING: added to the file by hand; phantom grants accept " + g.GetId() + " puts it in force"
+				case g.GetAlways() && g.GetProgram() == "":
+					kind = "always, but for no program (written before grants named one): covers nothing; revoke it"
+				case !g.GetAlways():
+					kind = "once: only " + printable(g.GetCall()) + " (connection " + g.GetConnectionId() + ")"
 				}
-				if !g.GetAlways() {
-					kind = "once (connection " + g.GetConnectionId() + ")"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GetId(), printable(g.GetClient()),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GetId(), printable(g.GetClient()), dash(printable(g.GetProgram())),
 					toolreg.CapabilityName(g.GetCapability()), scopeName(g.GetScope()), dash(printable(g.GetProject())), kind, g.GetCreated())
 			}
 			return tw.Flush()

@@ -43,7 +43,7 @@ func (a *authzCaller) ask(client, conn, tool, args string) <-chan *authzv1.Autho
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		resp, err := a.ac.Authorize(ctx, &authzv1.AuthorizeRequest{
-			Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: 1}, Tool: tool, ArgumentsJson: args})
+			Caller: &authzv1.Caller{Client: client, ConnectionId: conn, Pid: 1, Program: "/outside/" + client}, Tool: tool, ArgumentsJson: args})
 		if err != nil {
 			resp = &authzv1.AuthorizeResponse{Reason: "rpc error: " + err.Error()}
 		}

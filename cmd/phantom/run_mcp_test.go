@@ -156,7 +156,7 @@ func TestRunWaitShells(t *testing.T) {
 			})
 			// One sheet asks for run and read together.
 			id := permSheet(t, env, "test", agent, "run_command", "CAPABILITY_RUN", "SCOPE_ALL", "and read: it returns the output")["id"].(string)
-			mustPhantom(t, env, "sheet", "answer", id, "--once")
+			mustPhantom(t, env, "sheet", "answer", id, "--always", "--scope", "all") // each later step is another call
 
 			var r runResult
 			structured(t, waitStep(t, read, 0), &r)
@@ -252,8 +252,10 @@ func TestRunWaitOutput(t *testing.T) {
 		{"op": "pages", "tool": "read_output", "follow": "next", "out": pagesOut,
 			"args": map[string]any{"terminal_id": bigTab, "cursor": "$STEP:7.result.output_cursor", "max_bytes": 65536}}, // 8
 	})
+	// Standing: every later step is another call, which a once would not
+	// cover.
 	id := waitSheet(t, env, "run_command")
-	mustPhantom(t, env, "sheet", "answer", id, "--once")
+	mustPhantom(t, env, "sheet", "answer", id, "--always", "--scope", "all")
 
 	var r runResult
 	structured(t, waitStep(t, read, 0), &r)
@@ -399,7 +401,8 @@ func TestRunWaitNeedsRead(t *testing.T) {
 	mustPhantom(t, env, "sheet", "answer", id, "--always")
 	waitStep(t, read, 0)
 	id = permSheet(t, env, "test", agent, "run_command", "CAPABILITY_RUN", "SCOPE_ALL", "and read: it returns the output")["id"].(string)
-	mustPhantom(t, env, "sheet", "answer", id, "--once")
+	mustPhantom(t, env, "sheet", "answer", id, "--always") // read as well: step 3 reads
+
 	var r runResult
 	structured(t, waitStep(t, read, 1), &r)
 	checkFinished(t, "echo", r, 0, "waited-run")

@@ -29,8 +29,9 @@ func sheetCmd() *cobra.Command {
 		Use:   "sheet",
 		Short: "Answer agents' permission requests (run it outside Phantom)",
 		Long: `Show the permission sheet on screen and answer it with a key:
-d deny, o allow once (for that connection), a allow always (written down),
-s widen the scope (tab, group, all), q quit. Then the next sheet shows.
+d deny, o allow once (exactly this call, for that connection), a allow
+always (written down, for the client's program, in the scope), s widen the
+scope of an always (tab, group, all), q quit. Then the next sheet shows.
 
 Answers from inside a Phantom tab are refused, since an agent there could
 answer for itself: run this in a terminal outside Phantom.`,
@@ -113,9 +114,9 @@ func sheetAnswerCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&deny, "deny", false, "refuse; the caller's tab is turned away for 60 s")
-	f.BoolVar(&once, "once", false, "allow for the life of the agent's connection")
+	f.BoolVar(&once, "once", false, "allow exactly the call on the sheet (same tool, target and command), for the agent's connection")
 	f.BoolVar(&always, "always", false, "allow and write the grant down")
-	f.StringVar(&scope, "scope", "", "the scope to grant: tab, group or all (default the request's reach)")
+	f.StringVar(&scope, "scope", "", "with --always, the scope to grant: tab, group or all (default the request's reach)")
 	return cmd
 }
 
@@ -322,9 +323,13 @@ func (v *sheetView) key(ctx context.Context, ac authzv1.AuthzServiceClient, k by
 		}
 		return
 	}
+	scope := v.scope
+	if d == authzv1.Decision_DECISION_ONCE {
+		scope = authzv1.Scope_SCOPE_UNSPECIFIED // once is the call on the sheet: no scope
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	resp, err := ac.AnswerSheet(ctx, &authzv1.AnswerSheetRequest{SheetId: v.sheet.GetId(), Decision: d, Scope: v.scope})
+	resp, err := ac.AnswerSheet(ctx, &authzv1.AnswerSheetRequest{SheetId: v.sheet.GetId(), Decision: d, Scope: scope})
 	if err != nil {
 		v.status = "error: " + rpcError(err).Error()
 		return
@@ -365,10 +370,11 @@ func (v *sheetView) draw(now time.Time) {
 		field("wants", fmt.Sprintf("%s (%s)", toolreg.CapabilityName(s.GetCapability()), attach.Visible(s.GetTool())))
 		field("reach", scopeName(s.GetReach()))
 		field("subject", attach.Visible(s.GetSubject()))
+		field("program", dash(attach.Visible(s.GetProgram())))
 		field("project", dash(attach.Visible(s.GetProject())))
 		line("")
 		if v.armed(now) {
-			line("  d deny    o allow once    a allow always    s scope: %s", scopeName(v.scope))
+			line("  d deny  o once: this call only  a always, scope %s  s wider", scopeName(v.scope))
 		} else {
 			line("  keys arm in a second — read the request")
 		}

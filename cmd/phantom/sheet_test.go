@@ -166,7 +166,7 @@ func TestAttachAnswersSheet(t *testing.T) {
 	defer cancel()
 	go func() {
 		resp, err := authzv1.NewAuthzServiceClient(cc).Authorize(ctx, &authzv1.AuthorizeRequest{
-			Caller:        &authzv1.Caller{Client: "test", ConnectionId: "c1", TabId: t1},
+			Caller:        &authzv1.Caller{Client: "test", ConnectionId: "c1", TabId: t1, Program: "/outside/test"},
 			Tool:          "read_output",
 			ArgumentsJson: fmt.Sprintf(`{"terminal_id":%q}`, t2),
 		}, grpc.WaitForReady(true))

@@ -44,6 +44,7 @@ import (
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/lineage"
 	"github.com/phantom-dev/phantom/internal/peercred"
+	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 )
@@ -234,6 +235,9 @@ func (g *Guard) authorize(ctx context.Context, c Caller, tool string, m proto.Me
 			Pid:              int32(c.PID),
 			ProcessStartTime: c.StartTime,
 			InsideWithoutTab: c.TabID == "",
+			// The process itself asks (the CLI, a script): a standing
+			// grant is for what it runs, whatever name its tab records.
+			Program: lineage.Program(procfs.Default, c.PID),
 		},
 		Tool:          tool,
 		ArgumentsJson: args,

@@ -231,3 +231,43 @@ func TestLocateUnderHolder(t *testing.T) {
 		}
 	}
 }
+
+// TestProgram: a grant records the program behind the bridge, from the
+// kernel's exe (and an interpreter's script), never the name the client
+// chose.
+func TestProgram(t *testing.T) {
+	fs := fakeProc(t,
+		proc{pid: 10, ppid: 1, start: 5, argv: []string{"node", "--max-old-space-size=4096", "/opt/claude/cli.js", "--resume"}},
+		proc{pid: 11, ppid: 10, start: 6, argv: []string{"phantom", "+mcp-server", "--client=claude"}},
+		proc{pid: 12, ppid: 10, start: 7, argv: []string{"python3", "evil.py"}},
+		proc{pid: 13, ppid: 12, start: 8, argv: []string{"phantom", "+mcp-server", "--client=claude"}},
+		proc{pid: 14, ppid: 10, start: 9, argv: []string{"phantom", "+mcp-server", "--client=claude"}},
+		proc{pid: 15, ppid: 1, start: 9, argv: []string{"codex"}},
+	)
+	link := func(pid int, exe string) {
+		if err := os.Symlink(exe, filepath.Join(fs.Root, fmt.Sprint(pid), "exe")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(10, "/usr/bin/node")
+	link(11, "/usr/bin/phantom")
+	link(12, "/usr/bin/python3")
+	link(13, "/usr/bin/phantom")
+	link(14, "/home/u/copy/phantom") // a copy of the bridge: not Phantom's own
+	link(15, "/opt/codex/codex")
+	os.Symlink("/home/u/proj", filepath.Join(fs.Root, "12", "cwd"))
+	for _, tc := range []struct {
+		pid  int
+		want string
+	}{
+		{11, "/usr/bin/node /opt/claude/cli.js"},
+		{13, "/usr/bin/python3 /home/u/proj/evil.py"},
+		{14, "/home/u/copy/phantom"},
+		{15, "/opt/codex/codex"},
+		{99, ""},
+	} {
+		if got := ClientProgram(fs, tc.pid, "/usr/bin/phantom"); got != tc.want {
+			t.Errorf("ClientProgram(%d) = %q, want %q", tc.pid, got, tc.want)
+		}
+	}
+}

@@ -74,6 +74,9 @@ type Sheet struct {
 	Subject string
 	// Project is what an "always" grant would be keyed by.
 	Project string
+	// Program is the program that asks as the process tree shows it; an
+	// "always" grant is for it, not for the client name.
+	Program string
 	// Deadline is when the sheet times out as a refusal; zero if unknown.
 	Deadline time.Time
 	// WaitingBehind is how many more sheets wait after this one.
@@ -254,6 +257,9 @@ func (s *session) allow(d Decision) {
 // it (keys are ignored meanwhile).
 func (s *session) answer(d Decision) {
 	id, scope := s.sheet.ID, s.scope
+	if d == DecisionOnce {
+		scope = s.sheet.Reach // once is the call on the sheet: it has no scope to widen
+	}
 	s.answering = id
 	s.needFrame = true
 	s.bg.Go(func() {

@@ -182,7 +182,8 @@ func TestSheetBoxAnswers(t *testing.T) {
 		t.Errorf("keys typed into the box reached the tab:\n%s", c.text())
 	}
 
-	// Once, after widening to all from a tab reach.
+	// Once, after widening: once is the call on the sheet, so it goes out
+	// at the call's reach, not at the widened scope.
 	again := *run
 	again.ID = "s3"
 	f.push(&again)
@@ -190,7 +191,7 @@ func TestSheetBoxAnswers(t *testing.T) {
 	c.waitText("run_command: make test")
 	c.waitArmed()
 	c.send("so")
-	c.waitAnswers(f, "s1 allowed always all", "s2 denied tab", "s3 allowed once group")
+	c.waitAnswers(f, "s1 allowed always all", "s2 denied tab", "s3 allowed once tab")
 	c.waitNoText("permission sheet")
 }
 

@@ -181,6 +181,9 @@ func textLines(sh *Sheet) [][]span {
 		{{"reach: ", stylePlain}, {sh.Reach.String(), styleBold}},
 		{{Visible(sh.Tool) + ": ", stylePlain}, {Visible(sh.Subject), styleBold}},
 	}
+	if sh.Program != "" {
+		lines = append(lines, []span{{"program " + Visible(sh.Program), stylePlain}})
+	}
 	if sh.Project != "" {
 		lines = append(lines, []span{{"project " + Visible(sh.Project), stylePlain}})
 	}
@@ -215,8 +218,8 @@ func keysLine(armed, allow bool, state string) []span {
 	case !allow:
 		return []span{{"d", styleBold}, {" deny  ", stylePlain}, {"Esc", styleBold}, {" later", stylePlain}}
 	}
-	return []span{{"d", styleBold}, {" deny  ", stylePlain}, {"o", styleBold}, {" once  ", stylePlain},
-		{"a", styleBold}, {" always  ", stylePlain}, {"s", styleBold}, {"/", stylePlain}, {"Tab", styleBold},
+	return []span{{"d", styleBold}, {" deny  ", stylePlain}, {"o", styleBold}, {" once (this call only)  ", stylePlain},
+		{"a", styleBold}, {" always (in the scope)  ", stylePlain}, {"s", styleBold}, {"/", stylePlain}, {"Tab", styleBold},
 		{" scope  ", stylePlain}, {"Esc", styleBold}, {" later", stylePlain}}
 }
 

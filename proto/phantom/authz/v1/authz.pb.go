@@ -158,8 +158,13 @@ type Caller struct {
 	// but in no tab: it left its tab's process tree. Everything it touches
 	// reaches `all`.
 	InsideWithoutTab bool `protobuf:"varint,6,opt,name=inside_without_tab,json=insideWithoutTab,proto3" json:"inside_without_tab,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The program that asks, as the process tree shows it: the executable
+	// behind the MCP bridge (and an interpreter's script), not the client
+	// name, which the caller chose. A standing grant records it, and covers
+	// only calls from the same program.
+	Program       string `protobuf:"bytes,7,opt,name=program,proto3" json:"program,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Caller) Reset() {
@@ -232,6 +237,13 @@ func (x *Caller) GetInsideWithoutTab() bool {
 		return x.InsideWithoutTab
 	}
 	return false
+}
+
+func (x *Caller) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
 }
 
 // AuthorizeRequest is one tool call to decide.
@@ -495,8 +507,10 @@ type Sheet struct {
 	// True when the caller runs inside Phantom but left its tab's process
 	// tree (it double-forked): suspicious by nature, and shown as such.
 	InsideWithoutTab bool `protobuf:"varint,13,opt,name=inside_without_tab,json=insideWithoutTab,proto3" json:"inside_without_tab,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The program that asks (see Caller.program), for the human.
+	Program       string `protobuf:"bytes,14,opt,name=program,proto3" json:"program,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Sheet) Reset() {
@@ -618,6 +632,13 @@ func (x *Sheet) GetInsideWithoutTab() bool {
 		return x.InsideWithoutTab
 	}
 	return false
+}
+
+func (x *Sheet) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
 }
 
 // ListSheetsRequest takes no arguments.
@@ -952,7 +973,13 @@ type Grant struct {
 	// ran (added or changed by hand): it is kept and listed, but covers
 	// nothing until authz starts again, so that writing the file gains no
 	// process anything at once.
-	Pending       bool `protobuf:"varint,9,opt,name=pending,proto3" json:"pending,omitempty"`
+	Pending bool `protobuf:"varint,9,opt,name=pending,proto3" json:"pending,omitempty"`
+	// The program the grant is for (see Caller.program): an always grant
+	// covers only calls from that program under the client name.
+	Program string `protobuf:"bytes,10,opt,name=program,proto3" json:"program,omitempty"`
+	// For a once grant: the one call it allows, in words (the sheet's
+	// subject).
+	Call          string `protobuf:"bytes,11,opt,name=call,proto3" json:"call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1048,6 +1075,20 @@ func (x *Grant) GetPending() bool {
 		return x.Pending
 	}
 	return false
+}
+
+func (x *Grant) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
+}
+
+func (x *Grant) GetCall() string {
+	if x != nil {
+		return x.Call
+	}
+	return ""
 }
 
 // ListGrantsRequest takes no arguments.
@@ -1714,7 +1755,7 @@ var File_phantom_authz_v1_authz_proto protoreflect.FileDescriptor
 
 const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/authz/v1/authz.proto\x12\x10phantom.authz.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"\xeb\x01\n" +
+	"\x1cphantom/authz/v1/authz.proto\x12\x10phantom.authz.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"\x8f\x02\n" +
 	"\x06Caller\x12\"\n" +
 	"\x06client\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x06client\x12/\n" +
@@ -1723,7 +1764,8 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x06tab_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05tabId\x12\x10\n" +
 	"\x03pid\x18\x04 \x01(\x05R\x03pid\x12,\n" +
 	"\x12process_start_time\x18\x05 \x01(\x04R\x10processStartTime\x12,\n" +
-	"\x12inside_without_tab\x18\x06 \x01(\bR\x10insideWithoutTab\"\x9e\x01\n" +
+	"\x12inside_without_tab\x18\x06 \x01(\bR\x10insideWithoutTab\x12\"\n" +
+	"\aprogram\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\aprogram\"\x9e\x01\n" +
 	"\x10AuthorizeRequest\x128\n" +
 	"\x06caller\x18\x01 \x01(\v2\x18.phantom.authz.v1.CallerB\x06\xbaH\x03\xc8\x01\x01R\x06caller\x12\x1e\n" +
 	"\x04tool\x18\x02 \x01(\tB\n" +
@@ -1740,7 +1782,7 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14EndConnectionRequest\x12/\n" +
 	"\rconnection_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\fconnectionId\"\x17\n" +
-	"\x15EndConnectionResponse\"\xa0\x03\n" +
+	"\x15EndConnectionResponse\"\xba\x03\n" +
 	"\x05Sheet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12\x15\n" +
@@ -1757,7 +1799,8 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	" \x01(\x05R\vsecondsLeft\x12%\n" +
 	"\x0ewaiting_behind\x18\v \x01(\x05R\rwaitingBehind\x12\x10\n" +
 	"\x03pid\x18\f \x01(\x05R\x03pid\x12,\n" +
-	"\x12inside_without_tab\x18\r \x01(\bR\x10insideWithoutTab\"\x13\n" +
+	"\x12inside_without_tab\x18\r \x01(\bR\x10insideWithoutTab\x12\x18\n" +
+	"\aprogram\x18\x0e \x01(\tR\aprogram\"\x13\n" +
 	"\x11ListSheetsRequest\"E\n" +
 	"\x12ListSheetsResponse\x12/\n" +
 	"\x06sheets\x18\x01 \x03(\v2\x17.phantom.authz.v1.SheetR\x06sheets\"\x14\n" +
@@ -1773,7 +1816,7 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x05scope\x18\x03 \x01(\x0e2\x17.phantom.authz.v1.ScopeB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05scope\x12/\n" +
 	"\x0frelayed_for_pid\x18\x04 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\rrelayedForPid\"D\n" +
 	"\x13AnswerSheetResponse\x12-\n" +
-	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\xa5\x02\n" +
+	"\x05grant\x18\x01 \x01(\v2\x17.phantom.authz.v1.GrantR\x05grant\"\xd3\x02\n" +
 	"\x05Grant\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12:\n" +
@@ -1785,7 +1828,10 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x06always\x18\x06 \x01(\bR\x06always\x12#\n" +
 	"\rconnection_id\x18\a \x01(\tR\fconnectionId\x12\x18\n" +
 	"\acreated\x18\b \x01(\tR\acreated\x12\x18\n" +
-	"\apending\x18\t \x01(\bR\apending\"\x13\n" +
+	"\apending\x18\t \x01(\bR\apending\x12\x18\n" +
+	"\aprogram\x18\n" +
+	" \x01(\tR\aprogram\x12\x12\n" +
+	"\x04call\x18\v \x01(\tR\x04call\"\x13\n" +
 	"\x11ListGrantsRequest\"E\n" +
 	"\x12ListGrantsResponse\x12/\n" +
 	"\x06grants\x18\x01 \x03(\v2\x17.phantom.authz.v1.GrantR\x06grants\":\n" +
