@@ -66,6 +66,10 @@ const (
 	// AuthzStarted: authz started (a quiet stretch before it is authz
 	// not running, not nothing happening).
 	AuthzStarted = "authz_started"
+	// Summary: lines about calls agents can repeat at will were left out
+	// to keep the log within its budget (see the package doc); Counts
+	// says how many, by caller and event, since Since.
+	Summary = "summary"
 )
 
 // Entry is one line of the log. Text an agent chose (client name, tab
@@ -98,11 +102,18 @@ type Entry struct {
 	// Subject is the call's decisive argument in words, as the sheet
 	// showed it.
 	Subject string `json:"subject,omitempty"`
+	// SubjectSHA256 is the SHA-256 of a long Subject. A line whose file
+	// already holds the text carries only the digest; Read puts the text
+	// back from the earlier line.
+	SubjectSHA256 string `json:"subject_sha256,omitempty"`
 	// Target is the tab the call acts on (run_command: the tab typed
 	// into).
 	Target string `json:"target,omitempty"`
 	// Command is the exact text run_command types, unescaped.
 	Command string `json:"command,omitempty"`
+	// CommandSHA256 is the SHA-256 of a long Command, written like
+	// SubjectSHA256.
+	CommandSHA256 string `json:"command_sha256,omitempty"`
 	// Decision is the human's answer: deny, once or always.
 	Decision string `json:"decision,omitempty"`
 	// Reason is why a call was refused, or what went wrong.
@@ -114,6 +125,23 @@ type Entry struct {
 	// caller that asks in a loop gets one line a minute, not one per
 	// call, so that it cannot push the rest of the log out by rotation.
 	Repeated int `json:"repeated,omitempty"`
+	// Since and Counts are a summary's: the lines left out since Since,
+	// counted by caller, event and tool.
+	Since  time.Time `json:"since,omitzero"`
+	Counts []Count   `json:"counts,omitempty"`
+}
+
+// Count is one row of a summary: how many lines about one caller's calls
+// of one tool, with one outcome, were left out.
+type Count struct {
+	Client string `json:"client,omitempty"`
+	Tab    string `json:"tab,omitempty"`
+	Event  string `json:"event,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	// Others is set on the row that counts the callers and events not
+	// listed one by one (a summary lists a bounded number of rows).
+	Others bool `json:"others,omitempty"`
+	N      int  `json:"n"`
 }
 
 // Actor is who answered a sheet or revoked a grant.
@@ -169,11 +197,15 @@ func (b BadLine) Error() string { return fmt.Sprintf("line %d: %v", b.Line, b.Er
 // after since (all when since is zero). Lines that cannot be read — a
 // line cut short by a full disk or a crash, a line too long — are skipped
 // and returned as BadLines; only an error of r itself fails the read.
+// Texts written by reference (see ReferMin) are put back from the earlier
+// line of the file that holds them; read a file whole, not from the
+// middle, or such a text stays empty (its digest set).
 func Read(r io.Reader, since time.Time) ([]Entry, []BadLine, error) {
 	br := bufio.NewReader(r)
 	var (
-		out []Entry
-		bad []BadLine
+		out   []Entry
+		bad   []BadLine
+		texts = resolver{}
 	)
 	for n := 1; ; n++ {
 		line, long, err := readLine(br)
@@ -185,6 +217,9 @@ func Read(r io.Reader, since time.Time) ([]Entry, []BadLine, error) {
 			bad = append(bad, BadLine{Line: n, Err: fmt.Errorf("longer than %d bytes", maxLine)})
 		case len(bytes.TrimSpace(line)) > 0:
 			e, perr := ParseLine(line)
+			if perr == nil && !texts.resolve(&e) {
+				perr = errors.New("a text does not match its SHA-256: the line was altered")
+			}
 			if perr != nil {
 				bad = append(bad, BadLine{Line: n, Err: perr})
 			} else if since.IsZero() || !e.Time.Before(since) {
