@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/phantom-dev/phantom/authz/audit"
 	"github.com/phantom-dev/phantom/authz/grants"
@@ -18,6 +19,12 @@ import (
 // quote a megabyte of arguments, and one line should stay readable. The
 // typed command is never cut (run_command takes at most 8 KiB).
 const maxSubject = 16 << 10
+
+// maxCallerText bounds the subject and the reason of a line about a call
+// that was not allowed (refused, turned away, withdrawn, timed out): the
+// whole subject is in the sheet's lines (raised, answered), and a caller
+// can repeat such calls at will.
+const maxCallerText = 1 << 10
 
 // callEntry is the audit entry of a decision on a call.
 func callEntry(event string, c policy.Caller, need policy.Need, reason string) audit.Entry {
@@ -59,7 +66,57 @@ func grantKind(g grants.Grant) string {
 
 // sheetRaised audits a request that became a sheet.
 func (s *Service) sheetRaised(sh sheets.Sheet) {
-	s.audit.Record(sheetEntry(audit.SheetRaised, sh))
+	s.record(sheetEntry(audit.SheetRaised, sh))
+}
+
+// callerDriven reports whether e is a line a caller can make authz write
+// at will, without the human: these are budgeted (see Budget).
+func callerDriven(e audit.Entry) bool {
+	switch e.Event {
+	case audit.SheetRaised, audit.Refused, audit.TurnedAway, audit.Withdrawn, audit.TimedOut:
+		return true
+	case audit.Allowed:
+		return e.Capability == "read" && e.Command == ""
+	}
+	return false
+}
+
+// withinBudget reports whether e, when caller-driven, fits the budget,
+// cutting its texts first (see maxCallerText); what does not fit is
+// counted in the next summary.
+func (s *Service) withinBudget(e *audit.Entry) bool {
+	if !callerDriven(*e) {
+		return true
+	}
+	if e.Event != audit.SheetRaised && e.Event != audit.Allowed {
+		e.Subject, e.Reason = clipN(e.Subject, maxCallerText), clipN(e.Reason, maxCallerText)
+	}
+	return s.budget.admit(*e)
+}
+
+// summarize writes the summary of the lines left out every SummaryEvery,
+// and a last one when the service closes.
+func (s *Service) summarize(clock sheets.Clock, every time.Duration) {
+	defer close(s.summarized)
+	for {
+		select {
+		case <-clock.After(every):
+			s.writeSummary(false)
+		case <-s.done:
+			s.writeSummary(true)
+			return
+		}
+	}
+}
+
+// writeSummary writes the summary of the lines left out, if any: those
+// the budget refused, and those the coalescer left out that no later line
+// will count (all of them when final).
+func (s *Service) writeSummary(final bool) {
+	s.coalesce.drain(final)
+	if e, ok := s.budget.summary(); ok {
+		s.audit.Record(e)
+	}
 }
 
 // grantsChanged audits and logs what the grants store noticed without

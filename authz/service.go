@@ -5,12 +5,14 @@
 package authz
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phantom-dev/phantom/authz/audit"
@@ -34,7 +36,12 @@ type Service struct {
 	logger    *slog.Logger
 	audit     Auditor
 	coalesce  *coalescer
+	budget    *budget
+	closing   sync.Once
 	done      chan struct{} // closed by Close: ends the watch streams
+	// summarized is closed once the last summary of the audit lines left
+	// out is recorded, after done.
+	summarized chan struct{}
 }
 
 // Auditor is where decisions are recorded (*audit.Log in production).
@@ -59,6 +66,9 @@ type Options struct {
 	Logger    *slog.Logger
 	// Audit records every decision; nil records nothing (tests).
 	Audit Auditor
+	// Budget bounds the audit lines callers can cause; zero fields take
+	// DefaultBudget's.
+	Budget Budget
 }
 
 // NewService builds the service.
@@ -72,22 +82,25 @@ func NewService(o Options) *Service {
 	if o.Audit == nil {
 		o.Audit = noAudit{}
 	}
+	o.Budget.PerCaller = cmp.Or(o.Budget.PerCaller, DefaultBudget.PerCaller)
+	o.Budget.All = cmp.Or(o.Budget.All, DefaultBudget.All)
+	o.Budget.SummaryEvery = cmp.Or(o.Budget.SummaryEvery, DefaultBudget.SummaryEvery)
 	s := &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
 		alive: connectionAlive(procfs.Default), logger: o.Logger, audit: o.Audit, coalesce: newCoalescer(o.Sheets.Now),
-		done: make(chan struct{})}
+		budget: newBudget(o.Budget, o.Sheets.Now), done: make(chan struct{}), summarized: make(chan struct{})}
+	s.coalesce.lost = s.budget.leftOut
 	o.Sheets.OnRaised(s.sheetRaised)
 	o.Grants.Observe(s.grantsChanged)
+	go s.summarize(o.Sheets.Clock(), o.Budget.SummaryEvery)
 	return s
 }
 
-// Close refuses the waiting sheets and ends the watch streams (shutdown).
+// Close refuses the waiting sheets, ends the watch streams and records
+// the last summary of the audit lines left out (shutdown).
 func (s *Service) Close() {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
 	s.sheets.Close()
+	s.closing.Do(func() { close(s.done) })
+	<-s.summarized
 }
 
 // Authorize decides one tool call: the policy says what it needs; a grant
@@ -169,9 +182,10 @@ func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, 
 }
 
 // record writes an entry about a call, leaving out the repeats a caller
-// could flood the log with (see coalescer).
+// could flood the log with (see coalescer) and what is over the budget
+// (see Budget).
 func (s *Service) record(e audit.Entry) {
-	if s.coalesce.admit(&e) {
+	if s.coalesce.admit(&e) && s.withinBudget(&e) {
 		s.audit.Record(e)
 	}
 }
