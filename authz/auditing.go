@@ -94,6 +94,33 @@ func (s *Service) withinBudget(e *audit.Entry) bool {
 	return s.budget.admit(*e)
 }
 
+// overActBudget takes the bytes of an act's line from the act budget,
+// and returns why the act is refused when they are not there: an agent
+// that acts under a standing grant in a loop (typing 8 KiB commands as
+// fast as its shell returns) would otherwise push every older record out
+// of the log. An act the human allowed on its sheet just now (e.Sheet)
+// always goes ahead.
+func (s *Service) overActBudget(ctx context.Context, e audit.Entry) string {
+	wait, ok := s.acts.act(e, e.Sheet != "")
+	if ok {
+		return ""
+	}
+	s.logger.WarnContext(ctx, "refused: over the audit budget for acts", "tool", e.Tool, "caller", callerKey(e), "wait", wait)
+	return fmt.Sprintf("refused: %s did so much under standing grants lately (typed commands and other changes, each of which "+
+		"the audit log records before it happens) that recording more now would push older records out of the log: one caller may "+
+		"have %s of such records an hour, all callers %s. Phantom does nothing in the human's name that it does not record, so "+
+		"wait about %s before this call, or ask the human to do it", callerKey(e), sizeText(s.acts.b.PerCaller), sizeText(s.acts.b.All),
+		max(wait, time.Second).Round(time.Second))
+}
+
+// sizeText writes a byte count in KiB or MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
 // summarize writes the summary of the lines left out every SummaryEvery,
 // and a last one when the service closes.
 func (s *Service) summarize(clock sheets.Clock, every time.Duration) {

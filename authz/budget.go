@@ -23,10 +23,14 @@ import (
 // written. So however many agents flood authz, lines they cause add at
 // most Bound(d) bytes to the log over any d.
 //
-// What is not budgeted is what the human does (answers, revocations,
-// grants-file changes, a denial) and what the human allowed: every call
-// that types or changes something is recorded on its own line, on disk
-// before it happens (see Service.allow).
+// What is not budgeted here is what the human does (answers,
+// revocations, grants-file changes, a denial) and the calls that act —
+// type a command, change how a language server starts, change worktrees
+// — each of which is recorded on its own line, on disk before it happens
+// (see Service.allow). Those have a budget of their own (DefaultActBudget):
+// an act a standing grant covers that would not fit is refused, not done
+// unrecorded; an act the human allowed just now on its sheet always
+// proceeds.
 type Budget struct {
 	// PerCaller is the bytes an hour the lines of one caller may take.
 	PerCaller int64
@@ -43,6 +47,12 @@ type Budget struct {
 // flood by all agents together, at 256 KiB an hour, takes more than five
 // days to push a line out (see the package doc).
 var DefaultBudget = Budget{PerCaller: 64 << 10, All: 256 << 10, SummaryEvery: 5 * time.Minute}
+
+// DefaultActBudget bounds the lines of acts under standing grants: 512
+// KiB an hour per caller (a thousand commands of a few hundred bytes, or
+// sixty of the longest, 8 KiB), 2 MiB for all callers. Its SummaryEvery
+// is unused: acts are refused, not left out.
+var DefaultActBudget = Budget{PerCaller: 512 << 10, All: 2 << 20, SummaryEvery: time.Hour}
 
 // Bounds of a summary line (bounded memory, bounded bytes).
 const (
@@ -127,20 +137,49 @@ func callerKey(e audit.Entry) string {
 // admit reports whether e may be written, taking its bytes; when not, it
 // counts e and the Repeated lines it stood for as left out.
 func (g *budget) admit(e audit.Entry) bool {
-	cost := float64(audit.LineSize(e))
-	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if _, ok := g.take(e, false); ok {
+		return true
+	}
+	g.leaveOut(row(e.Client, e.Tab, e.Event, e.Tool), 1+e.Repeated, g.now())
+	return false
+}
+
+// act reports whether the line of an act fits, taking its bytes; when it
+// does not, it says how long until it would. With always set (the human
+// allowed the act just now), the bytes are taken even into debt.
+func (g *budget) act(e audit.Entry, always bool) (time.Duration, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.take(e, always)
+}
+
+// take takes e's bytes from its caller's bucket and the shared one when
+// both hold them (or anyway, with force); otherwise it reports how long
+// until both would. Called with g.mu held.
+func (g *budget) take(e audit.Entry, force bool) (time.Duration, bool) {
+	cost := float64(audit.LineSize(e))
+	now := g.now()
 	g.all.fill(now, g.b.All)
 	own := g.bucketOf(callerKey(e), now)
 	own.fill(now, g.b.PerCaller)
-	if g.all.tokens < cost || own.tokens < cost {
-		g.leaveOut(row(e.Client, e.Tab, e.Event, e.Tool), 1+e.Repeated, now)
-		return false
+	if !force && (g.all.tokens < cost || own.tokens < cost) {
+		wait := max(hoursFor(cost-g.all.tokens, g.b.All), hoursFor(cost-own.tokens, g.b.PerCaller))
+		return wait, false
 	}
 	g.all.tokens -= cost
 	own.tokens -= cost
-	return true
+	return 0, true
+}
+
+// hoursFor is how long a bucket of rate takes to earn need bytes; a
+// need larger than the whole bucket is never met.
+func hoursFor(need float64, rate int64) time.Duration {
+	if need <= 0 {
+		return 0
+	}
+	return time.Duration(need / float64(rate) * float64(time.Hour))
 }
 
 // bucketOf returns key's bucket, made full when new. Called with g.mu

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,37 +30,40 @@ const SheetTimeoutEnv = "PHANTOM_AUTHZ_SHEET_TIMEOUT"
 // new sheet (a Go duration, e.g. "2s"; default 60 s). Tests shorten it.
 const TurnAwayEnv = "PHANTOM_AUTHZ_TURNAWAY"
 
-// AuditSizesEnv scales the audit log and its budget down, for tests that
-// flood it: "MAXSIZE,PERCALLER,ALL,EVERY" — the size in bytes at which the
-// log is rotated, the budget's bytes an hour per caller and for all
-// callers, and how often a summary is written (a Go duration). Unset, the
-// defaults hold (audit.DefaultMaxSize, DefaultBudget).
+// AuditSizesEnv scales the audit log and its budgets down, for tests
+// that flood it: "MAXSIZE,PERCALLER,ALL,EVERY[,ACTPERCALLER,ACTALL]" — the
+// size in bytes at which the log is rotated, the budget's bytes an hour
+// per caller and for all callers, how often a summary is written (a Go
+// duration), and the act budget's bytes an hour. Unset, the defaults
+// hold (audit.DefaultMaxSize, DefaultBudget, DefaultActBudget).
 const AuditSizesEnv = "PHANTOM_AUTHZ_AUDIT_SIZES"
 
 // auditSizes reads AuditSizesEnv.
-func auditSizes() (audit.Options, Budget, error) {
+func auditSizes() (o audit.Options, b, acts Budget, err error) {
 	v := os.Getenv(AuditSizesEnv)
 	if v == "" {
-		return audit.Options{}, DefaultBudget, nil
+		return audit.Options{}, DefaultBudget, DefaultActBudget, nil
 	}
-	bad := fmt.Errorf("%s=%q: want MAXSIZE,PERCALLER,ALL,EVERY such as 262144,16384,65536,2s", AuditSizesEnv, v)
+	bad := fmt.Errorf("%s=%q: want MAXSIZE,PERCALLER,ALL,EVERY[,ACTPERCALLER,ACTALL] such as 262144,16384,65536,2s", AuditSizesEnv, v)
 	parts := strings.Split(v, ",")
-	if len(parts) != 4 {
-		return audit.Options{}, Budget{}, bad
-	}
-	var n [3]int64
-	for i := range n {
-		x, err := strconv.ParseInt(parts[i], 10, 64)
-		if err != nil || x <= 0 {
-			return audit.Options{}, Budget{}, bad
-		}
-		n[i] = x
+	if len(parts) != 4 && len(parts) != 6 {
+		return o, b, acts, bad
 	}
 	every, err := time.ParseDuration(parts[3])
 	if err != nil || every <= 0 {
-		return audit.Options{}, Budget{}, bad
+		return o, b, acts, bad
 	}
-	return audit.Options{MaxSize: n[0]}, Budget{PerCaller: n[1], All: n[2], SummaryEvery: every}, nil
+	parts = slices.Delete(parts, 3, 4)
+	n := []int64{0, 0, 0, DefaultActBudget.PerCaller, DefaultActBudget.All}
+	for i, p := range parts {
+		x, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || x <= 0 {
+			return o, b, acts, bad
+		}
+		n[i] = x
+	}
+	return audit.Options{MaxSize: n[0]}, Budget{PerCaller: n[1], All: n[2], SummaryEvery: every},
+		Budget{PerCaller: n[3], All: n[4], SummaryEvery: DefaultActBudget.SummaryEvery}, nil
 }
 
 // Run serves authz on addr until ctx is done. It learns about tabs from
@@ -82,7 +86,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		}
 		turnAway = d
 	}
-	logOptions, budget, err := auditSizes()
+	logOptions, budget, acts, err := auditSizes()
 	if err != nil {
 		return err
 	}
@@ -114,6 +118,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		Logger:    logger,
 		Audit:     log,
 		Budget:    budget,
+		ActBudget: acts,
 	})
 	// Before the log closes: the last summary, also of what the calls the
 	// server drained recorded.

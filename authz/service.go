@@ -37,6 +37,7 @@ type Service struct {
 	audit     Auditor
 	coalesce  *coalescer
 	budget    *budget
+	acts      *budget
 	closing   sync.Once
 	done      chan struct{} // closed by Close: ends the watch streams
 	// summarized is closed once the last summary of the audit lines left
@@ -69,6 +70,9 @@ type Options struct {
 	// Budget bounds the audit lines callers can cause; zero fields take
 	// DefaultBudget's.
 	Budget Budget
+	// ActBudget bounds the lines of acts under standing grants; zero
+	// fields take DefaultActBudget's.
+	ActBudget Budget
 }
 
 // NewService builds the service.
@@ -85,9 +89,13 @@ func NewService(o Options) *Service {
 	o.Budget.PerCaller = cmp.Or(o.Budget.PerCaller, DefaultBudget.PerCaller)
 	o.Budget.All = cmp.Or(o.Budget.All, DefaultBudget.All)
 	o.Budget.SummaryEvery = cmp.Or(o.Budget.SummaryEvery, DefaultBudget.SummaryEvery)
+	o.ActBudget.PerCaller = cmp.Or(o.ActBudget.PerCaller, DefaultActBudget.PerCaller)
+	o.ActBudget.All = cmp.Or(o.ActBudget.All, DefaultActBudget.All)
+	o.ActBudget.SummaryEvery = cmp.Or(o.ActBudget.SummaryEvery, DefaultActBudget.SummaryEvery)
 	s := &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
 		alive: connectionAlive(procfs.Default), logger: o.Logger, audit: o.Audit, coalesce: newCoalescer(o.Sheets.Now),
-		budget: newBudget(o.Budget, o.Sheets.Now), done: make(chan struct{}), summarized: make(chan struct{})}
+		budget: newBudget(o.Budget, o.Sheets.Now), acts: newBudget(o.ActBudget, o.Sheets.Now),
+		done: make(chan struct{}), summarized: make(chan struct{})}
 	s.coalesce.lost = s.budget.leftOut
 	o.Sheets.OnRaised(s.sheetRaised)
 	o.Grants.Observe(s.grantsChanged)
@@ -164,13 +172,18 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 // A call that acts — types a command, changes how a language server
 // starts, changes worktrees — goes ahead only once its line is on disk:
 // nothing is done in the human's name that the log does not hold. A read
-// goes ahead even when the log cannot be written (status says so).
+// goes ahead even when the log cannot be written (status says so). An
+// act beyond the act budget is refused (see overActBudget).
 func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, g grants.Grant, sheet string, resp *authzv1.AuthorizeResponse) *authzv1.AuthorizeResponse {
 	e := callEntry(audit.Allowed, c, need, "")
 	e.Sheet, e.Grant, e.GrantKind, e.Scope = sheet, g.ID, grantKind(g), g.Scope.String()
 	e.Command = need.Typed
 	if need.Capability == policy.Read {
 		s.record(e)
+	} else if refusal := s.overActBudget(ctx, e); refusal != "" {
+		resp.Reason = refusal
+		s.record(callEntry(audit.Refused, c, need, refusal))
+		return resp
 	} else if err := s.audit.Commit(ctx, e); err != nil {
 		s.logger.ErrorContext(ctx, "refused: the audit log cannot be written", "tool", need.Tool, "err", err)
 		resp.Reason = fmt.Sprintf("refused: the audit log cannot be written (%v), and Phantom does nothing in the human's name "+
