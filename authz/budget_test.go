@@ -195,3 +195,18 @@ func TestBudgetForgetsFullBuckets(t *testing.T) {
 		t.Errorf("%d caller buckets after they all refilled, want the one new", n)
 	}
 }
+
+// TestBudgetStatement keeps the package doc and the README honest: with
+// the default sizes, the worst flood of agents without grants leaves the
+// four old files (32 MiB) standing for more than five days, and with
+// standing grants acting too, for more than 13 hours.
+func TestBudgetStatement(t *testing.T) {
+	capacity := int64(audit.DefaultKeep)*audit.DefaultMaxSize - int64(audit.DefaultKeep)*maxSummaryBytes*2 // each file is full but for less than a line
+	if b := DefaultBudget.Bound(5 * 24 * time.Hour); b > capacity {
+		t.Errorf("five days of the worst flood without grants: %d bytes, more than the %d the log keeps", b, capacity)
+	}
+	const d = 13 * time.Hour
+	if b := DefaultBudget.Bound(d) + DefaultActBudget.Bound(d); b > capacity {
+		t.Errorf("13 hours of the worst flood with standing grants: %d bytes, more than the %d the log keeps", b, capacity)
+	}
+}

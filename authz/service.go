@@ -1,7 +1,9 @@
 // Package authz is the permission daemon: a thin gRPC adapter over the
 // policy (authz/policy: which tool needs which capability, how far a call
 // reaches), the grants a human gave (authz/grants) and the sheets that ask
-// the human (authz/sheets).
+// the human (authz/sheets). Every decision is recorded in the audit log
+// (authz/audit), within budgets that keep any flood of callers from
+// pushing older records out of it (see Budget).
 package authz
 
 import (

@@ -11,6 +11,24 @@
 // queue to one writer goroutine. Record drops a line when the queue is
 // full (and counts it); Commit waits, up to a bound, until its line is on
 // disk, for the calls that must not happen unrecorded (see authz).
+//
+// A long subject or command is written in full once per file, with its
+// SHA-256; later lines of the file carry only the digest (see ReferMin),
+// and Read puts the text back.
+//
+// Capacity and budget: the log is rotated at 8 MiB with four old files
+// kept, so about 32 MiB of older lines are always on disk. authz.Budget
+// bounds what agents can add: lines they cause without the human (sheets
+// raised; calls refused, turned away, withdrawn, timed out; reads allowed)
+// at most 256 KiB an hour for all agents together (64 KiB per tab), plus
+// one hour's worth at once and a 16 KiB summary of what was left out —
+// 256 KiB × (hours + 1) + 16 KiB, so older lines survive more than five
+// days of the worst such flood. Acts under standing grants (commands
+// typed, configuration and worktree changes) are each recorded, before
+// they happen, within an act budget of 2 MiB an hour for all (512 KiB per
+// caller); beyond it they are refused, not done. With both, agents add at
+// most 2.25 MiB × (hours + 1) + 16 KiB: more than 13 hours. The human's
+// own acts are not budgeted.
 package audit
 
 import (

@@ -31,6 +31,7 @@ func auditCmd() *cobra.Command {
 		Long: "Show authz's audit log: every sheet raised and answered (and by which process, on which terminal), every call\n" +
 			"allowed by a grant or an answer (with the exact command run_command typed and its tab), every denial, turn-away,\n" +
 			"time-out and withdrawal, and every grant revoked, by `phantom grants revoke` or by a change to grants.json.\n" +
+			"Calls an agent repeats at will beyond the audit budget are counted in summary lines instead of listed.\n" +
 			"--since takes a duration (90m, 2h, 3d) or a time (2026-11-30, \"2026-11-30 14:05\", 14:05, RFC 3339).",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
