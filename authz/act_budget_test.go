@@ -58,7 +58,7 @@ func TestActBudget(t *testing.T) {
 	if refused == nil || allowed < 5 || allowed > int(acts.PerCaller/8000) {
 		t.Fatalf("%d commands allowed, then %v; want the act budget to refuse after a dozen", allowed, refused)
 	}
-	for _, w := range []string{"refused: tab f0", "push older records out", "100 KiB", "wait about", "ask the human"} {
+	for _, w := range []string{"refused: tab f0 is over the audit log's budget for acts", "push older records out", "100 KiB", "Wait about", "ask the human"} {
 		if !strings.Contains(refused.GetReason(), w) {
 			t.Errorf("refusal %q does not say %q", refused.GetReason(), w)
 		}

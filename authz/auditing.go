@@ -21,9 +21,10 @@ import (
 const maxSubject = 16 << 10
 
 // maxCallerText bounds the subject and the reason of a line about a call
-// that was not allowed (refused, turned away, withdrawn, timed out): the
-// whole subject is in the sheet's lines (raised, answered), and a caller
-// can repeat such calls at will.
+// that was not allowed (refused, turned away, withdrawn, timed out), and
+// the subject of a typed command's line: the whole subject is in the
+// sheet's lines (raised, answered), and a caller can repeat such calls
+// at will.
 const maxCallerText = 1 << 10
 
 // callEntry is the audit entry of a decision on a call.
@@ -94,23 +95,27 @@ func (s *Service) withinBudget(e *audit.Entry) bool {
 	return s.budget.admit(*e)
 }
 
-// overActBudget takes the bytes of an act's line from the act budget,
-// and returns why the act is refused when they are not there: an agent
-// that acts under a standing grant in a loop (typing 8 KiB commands as
-// fast as its shell returns) would otherwise push every older record out
-// of the log. An act the human allowed on its sheet just now (e.Sheet)
-// always goes ahead.
-func (s *Service) overActBudget(ctx context.Context, e audit.Entry) string {
-	wait, ok := s.acts.act(e, e.Sheet != "")
+// fitAct takes the bytes of an act's line from the act budget, and
+// returns why the act is refused when they are not there: an agent that
+// acts under a standing grant in a loop (typing 8 KiB commands as fast as
+// its shell returns) would otherwise push every older record out of the
+// log. An act the human allowed on its sheet just now (e.Sheet) always
+// goes ahead. The subject of a typed command is cut first (see
+// maxCallerText): the line holds the command itself, whole, and the
+// sheet's lines the subject.
+func (s *Service) fitAct(ctx context.Context, e *audit.Entry) string {
+	if e.Command != "" {
+		e.Subject = clipN(e.Subject, maxCallerText)
+	}
+	wait, ok := s.acts.act(*e, e.Sheet != "")
 	if ok {
 		return ""
 	}
-	s.logger.WarnContext(ctx, "refused: over the audit budget for acts", "tool", e.Tool, "caller", callerKey(e), "wait", wait)
-	return fmt.Sprintf("refused: %s did so much under standing grants lately (typed commands and other changes, each of which "+
-		"the audit log records before it happens) that recording more now would push older records out of the log: one caller may "+
-		"have %s of such records an hour, all callers %s. Phantom does nothing in the human's name that it does not record, so "+
-		"wait about %s before this call, or ask the human to do it", callerKey(e), sizeText(s.acts.b.PerCaller), sizeText(s.acts.b.All),
-		max(wait, time.Second).Round(time.Second))
+	s.logger.WarnContext(ctx, "refused: over the audit budget for acts", "tool", e.Tool, "caller", callerKey(*e), "wait", wait)
+	return fmt.Sprintf("refused: %s is over the audit log's budget for acts (%s an hour of records for one caller, %s for all): "+
+		"every command typed and every change is recorded before it happens, and recording more now would push older records out "+
+		"of the log. Wait about %s before this call, or ask the human to do it", callerKey(*e), sizeText(s.acts.b.PerCaller),
+		sizeText(s.acts.b.All), max(wait, time.Second).Round(time.Second))
 }
 
 // sizeText writes a byte count in KiB or MiB.

@@ -137,9 +137,10 @@ func callerKey(e audit.Entry) string {
 // admit reports whether e may be written, taking its bytes; when not, it
 // counts e and the Repeated lines it stood for as left out.
 func (g *budget) admit(e audit.Entry) bool {
+	cost := float64(audit.LineSize(e))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.take(e, false); ok {
+	if _, ok := g.take(e, cost, false); ok {
 		return true
 	}
 	g.leaveOut(row(e.Client, e.Tab, e.Event, e.Tool), 1+e.Repeated, g.now())
@@ -150,16 +151,16 @@ func (g *budget) admit(e audit.Entry) bool {
 // does not, it says how long until it would. With always set (the human
 // allowed the act just now), the bytes are taken even into debt.
 func (g *budget) act(e audit.Entry, always bool) (time.Duration, bool) {
+	cost := float64(audit.LineSize(e))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.take(e, always)
+	return g.take(e, cost, always)
 }
 
-// take takes e's bytes from its caller's bucket and the shared one when
-// both hold them (or anyway, with force); otherwise it reports how long
-// until both would. Called with g.mu held.
-func (g *budget) take(e audit.Entry, force bool) (time.Duration, bool) {
-	cost := float64(audit.LineSize(e))
+// take takes cost bytes, for e, from its caller's bucket and the shared
+// one when both hold them (or anyway, with force); otherwise it reports
+// how long until both would. Called with g.mu held.
+func (g *budget) take(e audit.Entry, cost float64, force bool) (time.Duration, bool) {
 	now := g.now()
 	g.all.fill(now, g.b.All)
 	own := g.bucketOf(callerKey(e), now)

@@ -46,15 +46,11 @@ func newCoalescer(now func() time.Time) *coalescer {
 	return &coalescer{now: now, last: map[coalesceKey]*coalesceSlot{}}
 }
 
-// coalescable reports whether e is a line a caller can repeat at will.
+// coalescable reports whether e is a line a caller can repeat at will:
+// one it causes without the human, but for a sheet raised (each sheet is
+// the human's to see, and the sheets bound them).
 func coalescable(e audit.Entry) bool {
-	switch e.Event {
-	case audit.TurnedAway, audit.Refused, audit.Withdrawn, audit.TimedOut:
-		return true
-	case audit.Allowed:
-		return e.Capability == "read" && e.Command == ""
-	}
-	return false
+	return callerDriven(e) && e.Event != audit.SheetRaised
 }
 
 // admit reports whether e is to be written; when it is, after others

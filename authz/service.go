@@ -175,14 +175,14 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 // starts, changes worktrees — goes ahead only once its line is on disk:
 // nothing is done in the human's name that the log does not hold. A read
 // goes ahead even when the log cannot be written (status says so). An
-// act beyond the act budget is refused (see overActBudget).
+// act beyond the act budget is refused (see fitAct).
 func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, g grants.Grant, sheet string, resp *authzv1.AuthorizeResponse) *authzv1.AuthorizeResponse {
 	e := callEntry(audit.Allowed, c, need, "")
 	e.Sheet, e.Grant, e.GrantKind, e.Scope = sheet, g.ID, grantKind(g), g.Scope.String()
 	e.Command = need.Typed
 	if need.Capability == policy.Read {
 		s.record(e)
-	} else if refusal := s.overActBudget(ctx, e); refusal != "" {
+	} else if refusal := s.fitAct(ctx, &e); refusal != "" {
 		resp.Reason = refusal
 		s.record(callEntry(audit.Refused, c, need, refusal))
 		return resp

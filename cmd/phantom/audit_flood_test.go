@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +14,14 @@ import (
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
-// floodBudget is the scaled-down audit log and budget of
+// floodBudget and floodActs are the scaled-down audit log and budgets of
 // TestAuditFloodMCP: files of 64 KiB (256 KiB always kept), 12 KiB an
-// hour per caller, 24 KiB for all, summaries hourly (and when authz stops).
-var floodBudget = authz.Budget{PerCaller: 12 << 10, All: 24 << 10, SummaryEvery: time.Hour}
+// hour per caller, 24 KiB for all, summaries hourly (and when authz
+// stops); acts 16 KiB an hour per caller, 32 KiB for all.
+var (
+	floodBudget = authz.Budget{PerCaller: 12 << 10, All: 24 << 10, SummaryEvery: time.Hour}
+	floodActs   = authz.Budget{PerCaller: 16 << 10, All: 32 << 10, SummaryEvery: time.Hour}
+)
 
 const floodMaxSize = 64 << 10
 
@@ -46,13 +51,17 @@ type floodOutcome struct {
 // (sandboxed where the kernel allows) run the official MCP Go SDK client
 // through the real socket, raising run_command sheets with 8,000-character
 // commands and cancelling each call before the human answers, a thousand
-// times each. Each tab is turned away after three withdrawals, without
-// a new sheet, told why; afterwards the command the human allowed before
-// the flood is still in the log, the log grew no more than the budget's
-// bound, and the lines left out are counted in the summary authz writes.
+// times each; and one whose standing grant lets it type, types 8,000
+// characters a command in a loop. Each tab is turned away after three
+// withdrawals, without a new sheet, told why; the typist is refused once
+// its acts are over the act budget, told why. Afterwards the command the
+// human allowed before the flood is still in the log, every command typed
+// is there in full, the log grew no more than the budgets' bounds, and
+// the lines left out are counted in the summary authz writes.
 func TestAuditFloodMCP(t *testing.T) {
 	t.Parallel()
-	env := adversaryUp(t, fmt.Sprintf("%s=%d,%d,%d,%s", authz.AuditSizesEnv, floodMaxSize, floodBudget.PerCaller, floodBudget.All, floodBudget.SummaryEvery))
+	env := adversaryUp(t, fmt.Sprintf("%s=%d,%d,%d,%s,%d,%d", authz.AuditSizesEnv, floodMaxSize, floodBudget.PerCaller, floodBudget.All,
+		floodBudget.SummaryEvery, floodActs.PerCaller, floodActs.All))
 	run := func(args ...string) string { return mustPhantom(t, env, args...) }
 	logPath := env.Layout.State + "/" + audit.FileName
 	first, _ := settledShell(t, env)
@@ -74,7 +83,6 @@ func TestAuditFloodMCP(t *testing.T) {
 		}
 		return false, ""
 	})
-	before, start := auditBytes(t, logPath), time.Now()
 
 	var flags []string
 	if sandbox.ABI() >= sandbox.MinABI && sandbox.ProbeWalls(phantomBin) == nil {
@@ -88,15 +96,39 @@ func TestAuditFloodMCP(t *testing.T) {
 		tab string
 		run agentRun
 	}
-	var fl []flooder
+	var (
+		fl  []flooder
+		gos []string // the files that start the floods
+	)
 	for i := range tabsN {
 		atk := newAttacker(t, env, fmt.Sprintf("flood%d", i), flags...)
-		fl = append(fl, flooder{atk.tab, atk.agent("flood", map[string]any{"op": "flood", "tool": "run_command",
-			"args": map[string]any{"terminal_id": first, "command": "echo $I " + long}, "n": calls, "cancel_ms": 1000})})
+		gos = append(gos, filepath.Join(atk.dir, "go"))
+		fl = append(fl, flooder{atk.tab, atk.agent("flood", map[string]any{"op": "wait", "file": gos[i]},
+			map[string]any{"op": "flood", "tool": "run_command", "args": map[string]any{"terminal_id": first, "command": "echo $I " + long},
+				"n": calls, "cancel_ms": 1000})})
+	}
+	// The typist: the human allows it always, then it types in a loop.
+	typist := newAttacker(t, env, "typist", flags...)
+	gos = append(gos, filepath.Join(typist.dir, "go"))
+	typing := typist.agent("typist", map[string]any{"op": "call", "tool": "run_command", "args": map[string]any{"terminal_id": first, "command": ": granted"}},
+		map[string]any{"op": "wait", "file": gos[len(gos)-1]},
+		map[string]any{"op": "flood", "tool": "run_command", "args": map[string]any{"terminal_id": first, "command": ": $I " + long},
+			"n": 100, "cancel_ms": 20000})
+	s := agentAsksHuman(t, env, typing.read, 0, typist.tab, "run_command", "the typist's first command")
+	mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--always", "--scope", "all")
+	if f := failure(t, waitStep(t, typing.read, 0)); f != "" {
+		t.Fatalf("the typist's first command: %s", f)
+	}
+
+	before, start := auditBytes(t, logPath), time.Now()
+	for _, g := range gos {
+		if err := os.WriteFile(g, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	outcomes := map[string]floodOutcome{}
 	for _, f := range fl {
-		l := waitStepWithin(t, f.run.read, 0, 3*time.Minute)
+		l := waitStepWithin(t, f.run.read, 1, 3*time.Minute)
 		var o floodOutcome
 		if err := json.Unmarshal(l.Result, &o); err != nil || l.Error != "" {
 			t.Fatalf("tab %s: the flood step: %v %s %s", f.tab, err, l.Error, l.Result)
@@ -110,6 +142,17 @@ func TestAuditFloodMCP(t *testing.T) {
 			t.Errorf("tab %s: %+v; want 3 or more cancelled, then refusals saying the tab withdrew 3 sheets", f.tab, o)
 		}
 	}
+	var typed floodOutcome
+	if l := waitStepWithin(t, typing.read, 2, 3*time.Minute); json.Unmarshal(l.Result, &typed) != nil || l.Error != "" {
+		t.Fatalf("the typist's flood: %s %s", l.Error, l.Result)
+	}
+	overActs := false
+	for text := range typed.Texts {
+		overActs = overActs || strings.Contains(text, "over the audit log's budget for acts") && strings.Contains(text, "ask the human")
+	}
+	if !overActs || typed.Allowed < 1 || typed.Allowed > int(floodActs.PerCaller/8000) {
+		t.Errorf("the typist: %+v; want a few commands typed, then refusals saying its acts are over the budget", typed)
+	}
 	elapsed := time.Since(start)
 	// authz writes its last summary as it stops.
 	mustPhantom(t, env, "down")
@@ -122,9 +165,9 @@ func TestAuditFloodMCP(t *testing.T) {
 		}
 	}()
 	grew := auditBytes(t, logPath) - before
-	bound := floodBudget.Bound(elapsed)
+	bound := floodBudget.Bound(elapsed) + floodActs.Bound(elapsed)
 	t.Logf("the flood took %s; the log grew by %d bytes (bound %d), %d entries", elapsed, grew, bound, len(entries))
-	kept := false
+	kept, typedLines := false, 0
 	type tally struct{ sheets, decided, summarized int }
 	per := map[string]*tally{}
 	for _, f := range fl {
@@ -134,6 +177,9 @@ func TestAuditFloodMCP(t *testing.T) {
 	for _, e := range entries {
 		if e.Event == audit.Allowed && e.Command == marker {
 			kept = true
+		}
+		if e.Event == audit.Allowed && e.Client == "typist" && strings.HasPrefix(e.Command, ": ") && strings.HasSuffix(e.Command, long) {
+			typedLines++
 		}
 		if e.Event == audit.Summary {
 			summaries++
@@ -165,7 +211,10 @@ func TestAuditFloodMCP(t *testing.T) {
 		t.Error("the command the human allowed before the flood is no longer in the audit log")
 	}
 	if grew > bound {
-		t.Errorf("the log grew by %d bytes in %s, more than the budget's bound %d", grew, elapsed, bound)
+		t.Errorf("the log grew by %d bytes in %s, more than the budgets' bound %d", grew, elapsed, bound)
+	}
+	if typedLines != typed.Allowed {
+		t.Errorf("%d of the typist's commands are in the log in full; it typed %d", typedLines, typed.Allowed)
 	}
 	if summaries == 0 {
 		t.Error("no summary line, though the flood was over the budget")
