@@ -15,7 +15,7 @@ import (
 )
 
 // floodBudget and floodActs are the scaled-down audit log and budgets of
-// TestAuditFloodMCP: files of 64 KiB (256 KiB always kept), 12 KiB an
+// TestAdversarialAuditFlood: files of 64 KiB (256 KiB always kept), 12 KiB an
 // hour per caller, 24 KiB for all, summaries hourly (and when authz
 // stops); acts 16 KiB an hour per caller, 32 KiB for all.
 var (
@@ -47,7 +47,7 @@ type floodOutcome struct {
 	Texts     map[string]int `json:"texts"`
 }
 
-// TestAuditFloodMCP is issue 23's attack end to end: tabs with no grant
+// TestAdversarialAuditFlood is issue 23's attack end to end: tabs with no grant
 // (sandboxed where the kernel allows) run the official MCP Go SDK client
 // through the real socket, raising run_command sheets with 8,000-character
 // commands and cancelling each call before the human answers, a thousand
@@ -58,7 +58,7 @@ type floodOutcome struct {
 // human allowed before the flood is still in the log, every command typed
 // is there in full, the log grew no more than the budgets' bounds, and
 // the lines left out are counted in the summary authz writes.
-func TestAuditFloodMCP(t *testing.T) {
+func TestAdversarialAuditFlood(t *testing.T) {
 	t.Parallel()
 	env := adversaryUp(t, fmt.Sprintf("%s=%d,%d,%d,%s,%d,%d", authz.AuditSizesEnv, floodMaxSize, floodBudget.PerCaller, floodBudget.All,
 		floodBudget.SummaryEvery, floodActs.PerCaller, floodActs.All))
