@@ -54,6 +54,11 @@ var DefaultBudget = Budget{PerCaller: 64 << 10, All: 256 << 10, SummaryEvery: 5 
 // is unused: acts are refused, not left out.
 var DefaultActBudget = Budget{PerCaller: 512 << 10, All: 2 << 20, SummaryEvery: time.Hour}
 
+// or is b with its zero fields taken from d.
+func (b Budget) or(d Budget) Budget {
+	return Budget{PerCaller: cmp.Or(b.PerCaller, d.PerCaller), All: cmp.Or(b.All, d.All), SummaryEvery: cmp.Or(b.SummaryEvery, d.SummaryEvery)}
+}
+
 // Bounds of a summary line (bounded memory, bounded bytes).
 const (
 	// maxSummaryBytes bounds a summary line: rows that do not fit are

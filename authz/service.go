@@ -7,7 +7,6 @@
 package authz
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,12 +87,7 @@ func NewService(o Options) *Service {
 	if o.Audit == nil {
 		o.Audit = noAudit{}
 	}
-	o.Budget.PerCaller = cmp.Or(o.Budget.PerCaller, DefaultBudget.PerCaller)
-	o.Budget.All = cmp.Or(o.Budget.All, DefaultBudget.All)
-	o.Budget.SummaryEvery = cmp.Or(o.Budget.SummaryEvery, DefaultBudget.SummaryEvery)
-	o.ActBudget.PerCaller = cmp.Or(o.ActBudget.PerCaller, DefaultActBudget.PerCaller)
-	o.ActBudget.All = cmp.Or(o.ActBudget.All, DefaultActBudget.All)
-	o.ActBudget.SummaryEvery = cmp.Or(o.ActBudget.SummaryEvery, DefaultActBudget.SummaryEvery)
+	o.Budget, o.ActBudget = o.Budget.or(DefaultBudget), o.ActBudget.or(DefaultActBudget)
 	s := &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
 		alive: connectionAlive(procfs.Default), logger: o.Logger, audit: o.Audit, coalesce: newCoalescer(o.Sheets.Now),
 		budget: newBudget(o.Budget, o.Sheets.Now), acts: newBudget(o.ActBudget, o.Sheets.Now),

@@ -105,7 +105,7 @@ func TestAdversarialAuditFlood(t *testing.T) {
 		gos = append(gos, filepath.Join(atk.dir, "go"))
 		fl = append(fl, flooder{atk.tab, atk.agent("flood", map[string]any{"op": "wait", "file": gos[i]},
 			map[string]any{"op": "flood", "tool": "run_command", "args": map[string]any{"terminal_id": first, "command": "echo $I " + long},
-				"n": calls, "cancel_ms": 1000})})
+				"n": calls, "cancel_ms": 2000})})
 	}
 	// The typist: the human allows it always, then it types in a loop.
 	typist := newAttacker(t, env, "typist", flags...)
