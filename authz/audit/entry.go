@@ -27,8 +27,9 @@
 // typed, configuration and worktree changes) are each recorded, before
 // they happen, within an act budget of 2 MiB an hour for all (512 KiB per
 // caller); beyond it they are refused, not done. With both, agents add at
-// most 2.25 MiB × (hours + 1) + 16 KiB: more than 13 hours. The human's
-// own acts are not budgeted.
+// most 2.25 MiB × (hours + 1) + 16 KiB: more than 13 hours. Only what
+// the human does comes on top: answers (and the acts allowed on their
+// sheets), revocations, edits of the grants file.
 package audit
 
 import (
