@@ -159,7 +159,7 @@ func (q *Queue) find(id string) (*pending, error) {
 // turn-away period. Called with q.mu held.
 func (q *Queue) turnAwayKey(key string, ta turnAway) time.Time {
 	now := ta.denied
-	maps.DeleteFunc(q.away, func(_ string, ta turnAway) bool { return !now.Before(ta.until) })
+	maps.DeleteFunc(q.away, func(_ string, old turnAway) bool { return !now.Before(old.until) })
 	ta.until = now.Add(q.turnAway)
 	q.away[key] = ta
 	return ta.until
