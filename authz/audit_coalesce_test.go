@@ -66,3 +66,64 @@ func TestCoalescerBounded(t *testing.T) {
 		t.Errorf("%d keys held, want at most %d", n, coalesceKeys)
 	}
 }
+
+// TestCoalescerHandsOverWhatNoLineCounts: lines left out whose key no
+// later line came for are handed over once their window is over (or all
+// of them when authz stops), and so are those of forgotten keys; a
+// withdrawal without a sheet coalesces like a turn-away.
+func TestCoalescerHandsOverWhatNoLineCounts(t *testing.T) {
+	clock := sheets.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	c := newCoalescer(clock.Now)
+	lost := map[countKey]int{}
+	c.lost = func(k countKey, n int) { lost[k] += n }
+	w := audit.Entry{Event: audit.Withdrawn, Client: "flood", Connection: "c1", Tab: "t1", Tool: "run_command"}
+	for i := range 5 {
+		e := w
+		if got := c.admit(&e); got != (i == 0) {
+			t.Fatalf("withdrawal %d admitted %v", i, got)
+		}
+	}
+	c.drain(false)
+	if len(lost) != 0 {
+		t.Fatalf("handed over %v inside the window", lost)
+	}
+	clock.Advance(coalesceWindow)
+	c.drain(false)
+	key := countKey{client: "flood", tab: "t1", event: audit.Withdrawn, tool: "run_command"}
+	if lost[key] != 4 || len(c.last) != 0 {
+		t.Fatalf("after the window: handed over %v, %d keys kept; want 4 for %v and none kept", lost, len(c.last), key)
+	}
+	// A later line counts nothing twice.
+	e := w
+	if !c.admit(&e) || e.Repeated != 0 {
+		t.Errorf("next line: repeated %d, want 0", e.Repeated)
+	}
+	// Stopping hands over what waits inside the window too.
+	e = w
+	c.admit(&e)
+	c.drain(true)
+	if lost[key] != 5 {
+		t.Errorf("after stopping: handed over %d, want 5", lost[key])
+	}
+	// Forgotten keys hand over theirs.
+	clear(lost)
+	for i := range 2 * coalesceKeys {
+		clock.Advance(time.Millisecond)
+		for range 2 {
+			e := audit.Entry{Event: audit.Refused, Connection: fmt.Sprint(i)}
+			c.admit(&e)
+		}
+	}
+	n := 0
+	for _, v := range lost {
+		n += v
+	}
+	c.drain(true)
+	m := 0
+	for _, v := range lost {
+		m += v
+	}
+	if n == 0 || m != 2*coalesceKeys {
+		t.Errorf("handed over %d while forgetting, %d in all; want some, and %d", n, m, 2*coalesceKeys)
+	}
+}

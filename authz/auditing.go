@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/phantom-dev/phantom/authz/audit"
 	"github.com/phantom-dev/phantom/authz/grants"
@@ -18,6 +19,13 @@ import (
 // quote a megabyte of arguments, and one line should stay readable. The
 // typed command is never cut (run_command takes at most 8 KiB).
 const maxSubject = 16 << 10
+
+// maxCallerText bounds the subject and the reason of a line about a call
+// that was not allowed (refused, turned away, withdrawn, timed out), and
+// the subject of a typed command's line: the whole subject is in the
+// sheet's lines (raised, answered), and a caller can repeat such calls
+// at will.
+const maxCallerText = 1 << 10
 
 // callEntry is the audit entry of a decision on a call.
 func callEntry(event string, c policy.Caller, need policy.Need, reason string) audit.Entry {
@@ -59,7 +67,88 @@ func grantKind(g grants.Grant) string {
 
 // sheetRaised audits a request that became a sheet.
 func (s *Service) sheetRaised(sh sheets.Sheet) {
-	s.audit.Record(sheetEntry(audit.SheetRaised, sh))
+	s.record(sheetEntry(audit.SheetRaised, sh))
+}
+
+// callerDriven reports whether e is a line a caller can make authz write
+// at will, without the human: these are budgeted (see Budget).
+func callerDriven(e audit.Entry) bool {
+	switch e.Event {
+	case audit.SheetRaised, audit.Refused, audit.TurnedAway, audit.Withdrawn, audit.TimedOut:
+		return true
+	case audit.Allowed:
+		return e.Capability == "read" && e.Command == ""
+	}
+	return false
+}
+
+// withinBudget reports whether e, when caller-driven, fits the budget,
+// cutting its texts first (see maxCallerText); what does not fit is
+// counted in the next summary.
+func (s *Service) withinBudget(e *audit.Entry) bool {
+	if !callerDriven(*e) {
+		return true
+	}
+	if e.Event != audit.SheetRaised && e.Event != audit.Allowed {
+		e.Subject, e.Reason = clipN(e.Subject, maxCallerText), clipN(e.Reason, maxCallerText)
+	}
+	return s.budget.admit(*e)
+}
+
+// fitAct takes the bytes of an act's line from the act budget, and
+// returns why the act is refused when they are not there: an agent that
+// acts under a standing grant in a loop (typing 8 KiB commands as fast as
+// its shell returns) would otherwise push every older record out of the
+// log. An act the human allowed on its sheet just now (e.Sheet) always
+// goes ahead. The subject of a typed command is cut first (see
+// maxCallerText): the line holds the command itself, whole, and the
+// sheet's lines the subject.
+func (s *Service) fitAct(ctx context.Context, e *audit.Entry) string {
+	if e.Command != "" {
+		e.Subject = clipN(e.Subject, maxCallerText)
+	}
+	wait, ok := s.acts.act(*e, e.Sheet != "")
+	if ok {
+		return ""
+	}
+	s.logger.WarnContext(ctx, "refused: over the audit budget for acts", "tool", e.Tool, "caller", callerKey(*e), "wait", wait)
+	return fmt.Sprintf("refused: %s is over the audit log's budget for acts (%s an hour of records for one caller, %s for all): "+
+		"every command typed and every change is recorded before it happens, and recording more now would push older records out "+
+		"of the log. Wait about %s before this call, or ask the human to do it", callerKey(*e), sizeText(s.acts.b.PerCaller),
+		sizeText(s.acts.b.All), max(wait, time.Second).Round(time.Second))
+}
+
+// sizeText writes a byte count in KiB or MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// summarize writes the summary of the lines left out every SummaryEvery,
+// and a last one when the service closes.
+func (s *Service) summarize(clock sheets.Clock, every time.Duration) {
+	defer close(s.summarized)
+	for {
+		select {
+		case <-clock.After(every):
+			s.writeSummary(false)
+		case <-s.done:
+			s.writeSummary(true)
+			return
+		}
+	}
+}
+
+// writeSummary writes the summary of the lines left out, if any: those
+// the budget refused, and those the coalescer left out that no later line
+// will count (all of them when final).
+func (s *Service) writeSummary(final bool) {
+	s.coalesce.drain(final)
+	if e, ok := s.budget.summary(); ok {
+		s.audit.Record(e)
+	}
 }
 
 // grantsChanged audits and logs what the grants store noticed without

@@ -8,13 +8,14 @@ import (
 )
 
 // Coalescing bounds. A caller that asks in a loop — reads it is allowed
-// (an agent polling a tab), or calls that are turned away or refused at
-// once, which cost it nothing — must not fill the audit log, since the
-// log is rotated by size and a flood would push out what came before
-// (the commands typed). Such lines are written at most once a minute per
-// caller, tool, target and grant; the next one written says how many
-// were left out. Everything that acts, and everything the human does, is
-// written every time.
+// (an agent polling a tab), or calls that are turned away, refused,
+// withdrawn or timed out, which cost it nothing — must not fill the audit
+// log, since the log is rotated by size and a flood would push out what
+// came before (the commands typed). Such lines are written at most once a
+// minute per caller, tool, target, grant and sheet; the next one written
+// says how many were left out (Entry.Repeated), and those no later line
+// will tell of are counted in the next summary (see Budget). Everything
+// that acts, and everything the human does, is written every time.
 const (
 	coalesceWindow = time.Minute
 	coalesceKeys   = 4096 // forgotten beyond this, oldest first (bounded memory)
@@ -23,6 +24,10 @@ const (
 // coalescer decides which repeated lines are left out.
 type coalescer struct {
 	now func() time.Time
+	// lost, when set, is told of lines left out that no later line will
+	// count: their key was forgotten, or drained. It must not call the
+	// coalescer.
+	lost func(countKey, int)
 
 	mu   sync.Mutex
 	last map[coalesceKey]*coalesceSlot
@@ -41,15 +46,11 @@ func newCoalescer(now func() time.Time) *coalescer {
 	return &coalescer{now: now, last: map[coalesceKey]*coalesceSlot{}}
 }
 
-// coalescable reports whether e is a line a caller can repeat at will.
+// coalescable reports whether e is a line a caller can repeat at will:
+// one it causes without the human, but for a sheet raised (each sheet is
+// the human's to see, and the sheets bound them).
 func coalescable(e audit.Entry) bool {
-	switch e.Event {
-	case audit.TurnedAway, audit.Refused:
-		return true
-	case audit.Allowed:
-		return e.Capability == "read" && e.Command == ""
-	}
-	return false
+	return callerDriven(e) && e.Event != audit.SheetRaised
 }
 
 // admit reports whether e is to be written; when it is, after others
@@ -76,6 +77,29 @@ func (c *coalescer) admit(e *audit.Entry) bool {
 	return true
 }
 
+// drain hands the lines left out to lost and forgets their keys, for
+// the keys whose window is over — or for all when all is set (authz
+// stops) — since no later line may come to count them.
+func (c *coalescer) drain(all bool) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, sl := range c.last {
+		if all || now.Sub(sl.at) >= coalesceWindow {
+			c.drop(k, sl)
+		}
+	}
+}
+
+// drop forgets key k, handing its left-out lines to lost. Called with
+// c.mu held.
+func (c *coalescer) drop(k coalesceKey, sl *coalesceSlot) {
+	delete(c.last, k)
+	if sl.skipped > 0 && c.lost != nil {
+		c.lost(row(k.client, k.tab, k.event, k.tool), sl.skipped)
+	}
+}
+
 // forget drops the keys whose window is over, and if that is not enough
 // the oldest half. Called with c.mu held.
 func (c *coalescer) forget(now time.Time) {
@@ -96,7 +120,7 @@ func (c *coalescer) forget(now time.Time) {
 	cut := oldest.Add(now.Sub(oldest) / 2)
 	for k, sl := range c.last {
 		if !sl.at.After(cut) {
-			delete(c.last, k)
+			c.drop(k, sl)
 		}
 	}
 }

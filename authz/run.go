@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/phantom-dev/phantom/authz/audit"
@@ -27,6 +30,42 @@ const SheetTimeoutEnv = "PHANTOM_AUTHZ_SHEET_TIMEOUT"
 // new sheet (a Go duration, e.g. "2s"; default 60 s). Tests shorten it.
 const TurnAwayEnv = "PHANTOM_AUTHZ_TURNAWAY"
 
+// AuditSizesEnv scales the audit log and its budgets down, for tests
+// that flood it: "MAXSIZE,PERCALLER,ALL,EVERY[,ACTPERCALLER,ACTALL]" — the
+// size in bytes at which the log is rotated, the budget's bytes an hour
+// per caller and for all callers, how often a summary is written (a Go
+// duration), and the act budget's bytes an hour. Unset, the defaults
+// hold (audit.DefaultMaxSize, DefaultBudget, DefaultActBudget).
+const AuditSizesEnv = "PHANTOM_AUTHZ_AUDIT_SIZES"
+
+// auditSizes reads AuditSizesEnv.
+func auditSizes() (o audit.Options, b, acts Budget, err error) {
+	v := os.Getenv(AuditSizesEnv)
+	if v == "" {
+		return audit.Options{}, DefaultBudget, DefaultActBudget, nil
+	}
+	bad := fmt.Errorf("%s=%q: want MAXSIZE,PERCALLER,ALL,EVERY[,ACTPERCALLER,ACTALL] such as 262144,16384,65536,2s", AuditSizesEnv, v)
+	parts := strings.Split(v, ",")
+	if len(parts) != 4 && len(parts) != 6 {
+		return o, b, acts, bad
+	}
+	every, err := time.ParseDuration(parts[3])
+	if err != nil || every <= 0 {
+		return o, b, acts, bad
+	}
+	parts = slices.Delete(parts, 3, 4)
+	n := []int64{0, 0, 0, DefaultActBudget.PerCaller, DefaultActBudget.All}
+	for i, p := range parts {
+		x, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || x <= 0 {
+			return o, b, acts, bad
+		}
+		n[i] = x
+	}
+	return audit.Options{MaxSize: n[0]}, Budget{PerCaller: n[1], All: n[2], SummaryEvery: every},
+		Budget{PerCaller: n[3], All: n[4], SummaryEvery: DefaultActBudget.SummaryEvery}, nil
+}
+
 // Run serves authz on addr until ctx is done. It learns about tabs from
 // terminald (PHANTOM_TERMINALD_ADDR, else its socket in the runtime
 // directory) and keeps the standing grants in the state directory.
@@ -47,6 +86,11 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		}
 		turnAway = d
 	}
+	logOptions, budget, acts, err := auditSizes()
+	if err != nil {
+		return err
+	}
+	logOptions.Logger = logger
 	cc, err := daemon.Dial(layout.DaemonAddr("terminald"))
 	if err != nil {
 		return err
@@ -58,7 +102,7 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err := os.MkdirAll(layout.State, 0o700); err != nil {
 		return fmt.Errorf("create the state directory %s: %w", layout.State, err)
 	}
-	log := audit.Open(filepath.Join(layout.State, audit.FileName), audit.Options{Logger: logger})
+	log := audit.Open(filepath.Join(layout.State, audit.FileName), logOptions)
 	defer log.Close()
 	log.Record(audit.Entry{Event: audit.AuthzStarted})
 	store := grants.Open(filepath.Join(layout.State, grants.FileName), nil)
@@ -73,7 +117,12 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 		MayAnswer: HumanGate(os.Getenv(TCPAnswersEnv) == "1"),
 		Logger:    logger,
 		Audit:     log,
+		Budget:    budget,
+		ActBudget: acts,
 	})
+	// Before the log closes: the last summary, also of what the calls the
+	// server drained recorded.
+	defer func() { svc.Close(); svc.writeSummary(true) }()
 	g, err := guard.ForInstance(layout, authzv1.File_phantom_authz_v1_authz_proto, guard.Options{
 		Open:   insideOpen,
 		Refuse: insideRefusals,

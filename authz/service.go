@@ -1,7 +1,9 @@
 // Package authz is the permission daemon: a thin gRPC adapter over the
 // policy (authz/policy: which tool needs which capability, how far a call
 // reaches), the grants a human gave (authz/grants) and the sheets that ask
-// the human (authz/sheets).
+// the human (authz/sheets). Every decision is recorded in the audit log
+// (authz/audit), within budgets that keep any flood of callers from
+// pushing older records out of it (see Budget).
 package authz
 
 import (
@@ -11,6 +13,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/phantom-dev/phantom/authz/audit"
@@ -34,7 +37,13 @@ type Service struct {
 	logger    *slog.Logger
 	audit     Auditor
 	coalesce  *coalescer
+	budget    *budget
+	acts      *budget
+	closing   sync.Once
 	done      chan struct{} // closed by Close: ends the watch streams
+	// summarized is closed once the last summary of the audit lines left
+	// out is recorded, after done.
+	summarized chan struct{}
 }
 
 // Auditor is where decisions are recorded (*audit.Log in production).
@@ -59,6 +68,12 @@ type Options struct {
 	Logger    *slog.Logger
 	// Audit records every decision; nil records nothing (tests).
 	Audit Auditor
+	// Budget bounds the audit lines callers can cause; zero fields take
+	// DefaultBudget's.
+	Budget Budget
+	// ActBudget bounds the lines of acts under standing grants; zero
+	// fields take DefaultActBudget's.
+	ActBudget Budget
 }
 
 // NewService builds the service.
@@ -72,22 +87,24 @@ func NewService(o Options) *Service {
 	if o.Audit == nil {
 		o.Audit = noAudit{}
 	}
+	o.Budget, o.ActBudget = o.Budget.or(DefaultBudget), o.ActBudget.or(DefaultActBudget)
 	s := &Service{policy: o.Policy, grants: o.Grants, sheets: o.Sheets, mayAnswer: o.MayAnswer,
 		alive: connectionAlive(procfs.Default), logger: o.Logger, audit: o.Audit, coalesce: newCoalescer(o.Sheets.Now),
-		done: make(chan struct{})}
+		budget: newBudget(o.Budget, o.Sheets.Now), acts: newBudget(o.ActBudget, o.Sheets.Now),
+		done: make(chan struct{}), summarized: make(chan struct{})}
+	s.coalesce.lost = s.budget.leftOut
 	o.Sheets.OnRaised(s.sheetRaised)
 	o.Grants.Observe(s.grantsChanged)
+	go s.summarize(o.Sheets.Clock(), o.Budget.SummaryEvery)
 	return s
 }
 
-// Close refuses the waiting sheets and ends the watch streams (shutdown).
+// Close refuses the waiting sheets, ends the watch streams and records
+// the last summary of the audit lines left out (shutdown).
 func (s *Service) Close() {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
 	s.sheets.Close()
+	s.closing.Do(func() { close(s.done) })
+	<-s.summarized
 }
 
 // Authorize decides one tool call: the policy says what it needs; a grant
@@ -151,13 +168,18 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 // A call that acts — types a command, changes how a language server
 // starts, changes worktrees — goes ahead only once its line is on disk:
 // nothing is done in the human's name that the log does not hold. A read
-// goes ahead even when the log cannot be written (status says so).
+// goes ahead even when the log cannot be written (status says so). An
+// act beyond the act budget is refused (see fitAct).
 func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, g grants.Grant, sheet string, resp *authzv1.AuthorizeResponse) *authzv1.AuthorizeResponse {
 	e := callEntry(audit.Allowed, c, need, "")
 	e.Sheet, e.Grant, e.GrantKind, e.Scope = sheet, g.ID, grantKind(g), g.Scope.String()
 	e.Command = need.Typed
 	if need.Capability == policy.Read {
 		s.record(e)
+	} else if refusal := s.fitAct(ctx, &e); refusal != "" {
+		resp.Reason = refusal
+		s.record(callEntry(audit.Refused, c, need, refusal))
+		return resp
 	} else if err := s.audit.Commit(ctx, e); err != nil {
 		s.logger.ErrorContext(ctx, "refused: the audit log cannot be written", "tool", need.Tool, "err", err)
 		resp.Reason = fmt.Sprintf("refused: the audit log cannot be written (%v), and Phantom does nothing in the human's name "+
@@ -169,9 +191,10 @@ func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, 
 }
 
 // record writes an entry about a call, leaving out the repeats a caller
-// could flood the log with (see coalescer).
+// could flood the log with (see coalescer) and what is over the budget
+// (see Budget).
 func (s *Service) record(e audit.Entry) {
-	if s.coalesce.admit(&e) {
+	if s.coalesce.admit(&e) && s.withinBudget(&e) {
 		s.audit.Record(e)
 	}
 }

@@ -11,6 +11,25 @@
 // queue to one writer goroutine. Record drops a line when the queue is
 // full (and counts it); Commit waits, up to a bound, until its line is on
 // disk, for the calls that must not happen unrecorded (see authz).
+//
+// A long subject or command is written in full once per file, with its
+// SHA-256; later lines of the file carry only the digest (see ReferMin),
+// and Read puts the text back.
+//
+// Capacity and budget: the log is rotated at 8 MiB with four old files
+// kept, so about 32 MiB of older lines are always on disk. authz.Budget
+// bounds what agents can add: lines they cause without the human (sheets
+// raised; calls refused, turned away, withdrawn, timed out; reads allowed)
+// at most 256 KiB an hour for all agents together (64 KiB per tab), plus
+// one hour's worth at once and a 16 KiB summary of what was left out —
+// 256 KiB × (hours + 1) + 16 KiB, so older lines survive more than five
+// days of the worst such flood. Acts under standing grants (commands
+// typed, configuration and worktree changes) are each recorded, before
+// they happen, within an act budget of 2 MiB an hour for all (512 KiB per
+// caller); beyond it they are refused, not done. With both, agents add at
+// most 2.25 MiB × (hours + 1) + 16 KiB: more than 13 hours. Only what
+// the human does comes on top: answers (and the acts allowed on their
+// sheets), revocations, edits of the grants file.
 package audit
 
 import (
@@ -66,6 +85,10 @@ const (
 	// AuthzStarted: authz started (a quiet stretch before it is authz
 	// not running, not nothing happening).
 	AuthzStarted = "authz_started"
+	// Summary: lines about calls agents can repeat at will were left out
+	// to keep the log within its budget (see the package doc); Counts
+	// says how many, by caller and event, since Since.
+	Summary = "summary"
 )
 
 // Entry is one line of the log. Text an agent chose (client name, tab
@@ -101,11 +124,18 @@ type Entry struct {
 	// Subject is the call's decisive argument in words, as the sheet
 	// showed it.
 	Subject string `json:"subject,omitempty"`
+	// SubjectSHA256 is the SHA-256 of a long Subject. A line whose file
+	// already holds the text carries only the digest; Read puts the text
+	// back from the earlier line.
+	SubjectSHA256 string `json:"subject_sha256,omitempty"`
 	// Target is the tab the call acts on (run_command: the tab typed
 	// into).
 	Target string `json:"target,omitempty"`
 	// Command is the exact text run_command types, unescaped.
 	Command string `json:"command,omitempty"`
+	// CommandSHA256 is the SHA-256 of a long Command, written like
+	// SubjectSHA256.
+	CommandSHA256 string `json:"command_sha256,omitempty"`
 	// Decision is the human's answer: deny, once or always.
 	Decision string `json:"decision,omitempty"`
 	// Reason is why a call was refused, or what went wrong.
@@ -117,6 +147,23 @@ type Entry struct {
 	// caller that asks in a loop gets one line a minute, not one per
 	// call, so that it cannot push the rest of the log out by rotation.
 	Repeated int `json:"repeated,omitempty"`
+	// Since and Counts are a summary's: the lines left out since Since,
+	// counted by caller, event and tool.
+	Since  time.Time `json:"since,omitzero"`
+	Counts []Count   `json:"counts,omitempty"`
+}
+
+// Count is one row of a summary: how many lines about one caller's calls
+// of one tool, with one outcome, were left out.
+type Count struct {
+	Client string `json:"client,omitempty"`
+	Tab    string `json:"tab,omitempty"`
+	Event  string `json:"event,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	// Others is set on the row that counts the callers and events not
+	// listed one by one (a summary lists a bounded number of rows).
+	Others bool `json:"others,omitempty"`
+	N      int  `json:"n"`
 }
 
 // Actor is who answered a sheet or revoked a grant.
@@ -172,11 +219,15 @@ func (b BadLine) Error() string { return fmt.Sprintf("line %d: %v", b.Line, b.Er
 // after since (all when since is zero). Lines that cannot be read — a
 // line cut short by a full disk or a crash, a line too long — are skipped
 // and returned as BadLines; only an error of r itself fails the read.
+// Texts written by reference (see ReferMin) are put back from the earlier
+// line of the file that holds them; read a file whole, not from the
+// middle, or such a text stays empty (its digest set).
 func Read(r io.Reader, since time.Time) ([]Entry, []BadLine, error) {
 	br := bufio.NewReader(r)
 	var (
-		out []Entry
-		bad []BadLine
+		out   []Entry
+		bad   []BadLine
+		texts = resolver{}
 	)
 	for n := 1; ; n++ {
 		line, long, err := readLine(br)
@@ -188,6 +239,9 @@ func Read(r io.Reader, since time.Time) ([]Entry, []BadLine, error) {
 			bad = append(bad, BadLine{Line: n, Err: fmt.Errorf("longer than %d bytes", maxLine)})
 		case len(bytes.TrimSpace(line)) > 0:
 			e, perr := ParseLine(line)
+			if perr == nil && !texts.resolve(&e) {
+				perr = errors.New("a text does not match its SHA-256: the line was altered")
+			}
 			if perr != nil {
 				bad = append(bad, BadLine{Line: n, Err: perr})
 			} else if since.IsZero() || !e.Time.Before(since) {

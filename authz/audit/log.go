@@ -75,12 +75,13 @@ type Log struct {
 	f    *os.File
 	fi   os.FileInfo // f's, to notice the file removed or moved by hand
 	size int64
+	held map[string]struct{} // digests of the long texts f holds (see refer)
 }
 
 type request struct {
-	line []byte
-	sync bool
-	done chan error // nil for Record
+	entry Entry
+	sync  bool
+	done  chan error // nil for Record
 }
 
 // Open starts a log writing to path; nothing is opened until the first
@@ -104,7 +105,8 @@ func Open(path string, o Options) *Log {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{path: path, o: o, ch: make(chan request, o.Queue), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &Log{path: path, o: o, ch: make(chan request, o.Queue), stop: make(chan struct{}), done: make(chan struct{}),
+		held: map[string]struct{}{}}
 	go l.run()
 	return l
 }
@@ -115,18 +117,14 @@ func (l *Log) Path() string { return l.path }
 // Record appends e in the background. It never blocks: when the writer
 // is that far behind, the line is dropped and counted as lost.
 func (l *Log) Record(e Entry) {
-	line, err := l.encode(e)
-	if err != nil {
-		l.fail(err, 1)
-		return
-	}
+	l.stamp(&e)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return
 	}
 	select {
-	case l.ch <- request{line: line}:
+	case l.ch <- request{entry: e}:
 	default:
 		l.failLocked(fmt.Errorf("audit log %s: %d lines already wait to be written; a line was dropped", l.path, cap(l.ch)), 1)
 	}
@@ -136,14 +134,10 @@ func (l *Log) Record(e Entry) {
 // for at most the commit timeout. An error means the line may not be
 // recorded: the caller should not do what it records.
 func (l *Log) Commit(ctx context.Context, e Entry) error {
-	line, err := l.encode(e)
-	if err != nil {
-		l.fail(err, 1)
-		return err
-	}
+	l.stamp(&e)
 	ctx, cancel := context.WithTimeout(ctx, l.o.CommitTimeout)
 	defer cancel()
-	r := request{line: line, sync: true, done: make(chan error, 1)}
+	r := request{entry: e, sync: true, done: make(chan error, 1)}
 	l.mu.Lock()
 	closed := l.closed
 	l.mu.Unlock()
@@ -188,11 +182,17 @@ func (l *Log) Close() {
 	<-l.done
 }
 
-// encode stamps e with the time and makes it one line.
-func (l *Log) encode(e Entry) ([]byte, error) {
+// stamp sets e's time, when unset, to now: when it was recorded, not
+// when the writer got to it.
+func (l *Log) stamp(e *Entry) {
 	if e.Time.IsZero() {
 		e.Time = l.o.Now()
 	}
+}
+
+// encode stamps e with the time and makes it one line.
+func (l *Log) encode(e Entry) ([]byte, error) {
+	l.stamp(&e)
 	e.Time = e.Time.UTC()
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -228,7 +228,7 @@ func (l *Log) run() {
 
 // handle writes one line and reports how it went.
 func (l *Log) handle(r request) {
-	err := l.write(r.line, r.sync)
+	err := l.write(r.entry, r.sync)
 	if err != nil {
 		l.fail(err, 1)
 	} else {
@@ -239,8 +239,10 @@ func (l *Log) handle(r request) {
 	}
 }
 
-// write appends line, rotating first when it would pass the size bound.
-func (l *Log) write(line []byte, sync bool) error {
+// write appends e's line, rotating first when it would pass the size
+// bound. The line is made for the file it lands in: its long texts refer
+// only to lines of that file (see refer).
+func (l *Log) write(e Entry, sync bool) error {
 	if l.f != nil {
 		// Removed or moved aside by hand (or by another rotation): start
 		// a new file where readers look, rather than write to a lost one.
@@ -249,13 +251,23 @@ func (l *Log) write(line []byte, sync bool) error {
 			l.f = nil
 		}
 	}
-	if l.f != nil && l.size > 0 && l.size+int64(len(line)) > l.o.MaxSize {
-		if err := l.rotate(); err != nil {
+	if l.f == nil {
+		if err := l.open(); err != nil {
 			return err
 		}
 	}
-	if l.f == nil {
+	line, fresh, err := l.line(e)
+	if err != nil {
+		return err
+	}
+	if l.size > 0 && l.size+int64(len(line)) > l.o.MaxSize {
+		if err := l.rotate(); err != nil {
+			return err
+		}
 		if err := l.open(); err != nil {
+			return err
+		}
+		if line, fresh, err = l.line(e); err != nil {
 			return err
 		}
 	}
@@ -269,6 +281,7 @@ func (l *Log) write(line []byte, sync bool) error {
 		return fmt.Errorf("write audit log %s: %w", l.path, err)
 	}
 	l.size += int64(n)
+	l.remember(fresh)
 	if sync {
 		if err := l.f.Sync(); err != nil {
 			return fmt.Errorf("sync audit log %s: %w", l.path, err)
@@ -304,7 +317,16 @@ func (l *Log) open() error {
 		_ = f.Chmod(0o600)
 	}
 	l.f, l.fi, l.size = f, fi, fi.Size()
+	l.forgetTexts()
 	return nil
+}
+
+// line is e's line for the current file, and the digests of the texts it
+// writes in full.
+func (l *Log) line(e Entry) ([]byte, []string, error) {
+	e, fresh := l.refer(e)
+	b, err := l.encode(e)
+	return b, fresh, err
 }
 
 // rotate closes the log and shifts the files: FileName.<n> becomes .<n+1>

@@ -24,9 +24,14 @@ type outcome struct {
 	err     error
 }
 
-// turnAway is a caller key the human denied.
+// turnAway is a caller key the human denied, or that withdrew its
+// sheets in a loop.
 type turnAway struct {
 	denied, until time.Time
+	// withdrew, when not zero, is how many sheets the caller withdrew
+	// within within: that turned it away, not a denial.
+	withdrew int
+	within   time.Duration
 }
 
 // enqueue checks r against the turn-aways and the bounds and puts it on the
@@ -149,14 +154,43 @@ func (q *Queue) find(id string) (*pending, error) {
 	return nil, fmt.Errorf("no sheet %q is waiting (answered, withdrawn or timed out): %w", id, errdefs.ErrNotFound)
 }
 
-// turnAwayKey turns caller key away from now on and forgets the
+// turnAwayKey turns caller key away from ta.denied on and forgets the
 // turn-aways that are over, so the map holds only the denials of the last
 // turn-away period. Called with q.mu held.
-func (q *Queue) turnAwayKey(key string, now time.Time) time.Time {
-	maps.DeleteFunc(q.away, func(_ string, ta turnAway) bool { return !now.Before(ta.until) })
-	until := now.Add(q.turnAway)
-	q.away[key] = turnAway{denied: now, until: until}
-	return until
+func (q *Queue) turnAwayKey(key string, ta turnAway) time.Time {
+	now := ta.denied
+	maps.DeleteFunc(q.away, func(_ string, old turnAway) bool { return !now.Before(old.until) })
+	ta.until = now.Add(q.turnAway)
+	q.away[key] = ta
+	return ta.until
+}
+
+// withdrawn counts p, about to be finished because its caller gave up on
+// it, as withdrawn when it is a sheet the human saw. At the limit of
+// withdrawals within the window, the caller is turned away and its
+// backlog refused; withdrawn then returns what to tell about it, else "".
+// Called with q.mu held.
+func (q *Queue) withdrawn(p *pending) string {
+	if q.sheetOf[p.key] != p {
+		return "" // a backlog request (never shown), or already finished
+	}
+	now := q.clock.Now()
+	maps.DeleteFunc(q.withdrew, func(_ string, times []time.Time) bool {
+		return !times[len(times)-1].After(now.Add(-q.withdrawWindow))
+	})
+	times := slices.DeleteFunc(q.withdrew[p.key], func(t time.Time) bool { return !t.After(now.Add(-q.withdrawWindow)) })
+	times = append(times, now)
+	if len(times) < q.withdrawals {
+		q.withdrew[p.key] = times
+		return ""
+	}
+	delete(q.withdrew, p.key)
+	ta := turnAway{denied: now, withdrew: len(times), within: q.withdrawWindow}
+	ta.until = q.turnAwayKey(p.key, ta)
+	for _, b := range q.backlogOf(p.key) {
+		q.finish(b, outcome{err: &Refusal{Reason: withdrewEarlier(b.Request, ta), Kind: TurnedAway}})
+	}
+	return withdrewNow(p.Request, ta)
 }
 
 // notify wakes the watchers. Called with q.mu held.

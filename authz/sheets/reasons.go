@@ -12,6 +12,10 @@ import (
 const codexNote = "a sheet times out before agents' own tool-call timeouts, such as Codex's 60 s"
 
 func turnedAway(r Request, ta turnAway, now time.Time) string {
+	if ta.withdrew > 0 {
+		return fmt.Sprintf("refused without asking: %s; it may ask again at %s (in %s). %s",
+			withdrewWhat(r, ta), clockTime(ta.until), ta.until.Sub(now).Round(time.Second), waitNote)
+	}
 	return fmt.Sprintf("refused without asking: the human denied a request from %s at %s, which turns it away; "+
 		"it may ask again at %s (in %s)", r.who(), clockTime(ta.denied), clockTime(ta.until), ta.until.Sub(now).Round(time.Second))
 }
@@ -42,3 +46,21 @@ func queueFull(n int) string {
 }
 
 func clockTime(t time.Time) string { return t.Format("15:04:05") }
+
+// waitNote tells a model how to get an answer instead of looping.
+const waitNote = "Raising a permission sheet and cancelling it does not get an answer sooner: " +
+	"ask once, and wait for the human's answer"
+
+// withdrewWhat says why a caller that withdrew its sheets is turned away.
+func withdrewWhat(r Request, ta turnAway) string {
+	return fmt.Sprintf("%s withdrew %d permission sheets within %s (it cancelled the call, or closed its connection, "+
+		"before the human answered), which turns it away as a denial would", r.who(), ta.withdrew, ta.within)
+}
+
+func withdrewEarlier(r Request, ta turnAway) string {
+	return fmt.Sprintf("refused without asking: %s; it may ask again at %s. %s", withdrewWhat(r, ta), clockTime(ta.until), waitNote)
+}
+
+func withdrewNow(r Request, ta turnAway) string {
+	return fmt.Sprintf("%s is turned away until %s", withdrewWhat(r, ta), clockTime(ta.until))
+}

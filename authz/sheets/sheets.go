@@ -13,9 +13,18 @@
 // tool-call timeouts give up on it (Codex waits 60 s). A sheet whose
 // connection closed is withdrawn; that lifts no turn-away.
 //
+// Withdrawals: a caller that gives up on its sheets before the human
+// answers — it cancels the call, or closes its connection — and does so
+// [Options.Withdrawals] times within [Options.WithdrawWindow] is turned
+// away as if the human had denied it, its backlog with it. A loop that
+// raises a sheet and cancels it would otherwise flash sheet after sheet
+// at the human, and fill the audit log, without ever waiting for an
+// answer. Requests cancelled in the backlog, which the human never saw,
+// do not count.
+//
 // Memory is bounded: at most [Options.Backlog] requests wait behind a
 // caller's sheet, at most [Options.MaxWaiting] wait in all, and turn-aways
-// that are over are forgotten.
+// and withdrawals that are over are forgotten.
 package sheets
 
 import (
@@ -33,7 +42,8 @@ const (
 	// DefaultTimeout is how long a call waits for an answer: below Codex's
 	// 60 s tool-call timeout, so the agent hears why it was refused.
 	DefaultTimeout = 50 * time.Second
-	// DefaultTurnAway is how long a denied caller is turned away.
+	// DefaultTurnAway is how long a denied caller (or one that withdrew
+	// its sheets in a loop) is turned away.
 	DefaultTurnAway = 60 * time.Second
 	// DefaultBacklog is how many requests of one caller may wait behind its
 	// sheet.
@@ -41,6 +51,12 @@ const (
 	// DefaultMaxWaiting is how many requests may wait in all, sheets and
 	// backlogs together.
 	DefaultMaxWaiting = 1024
+	// DefaultWithdrawals is how many sheets a caller may withdraw within
+	// DefaultWithdrawWindow before it is turned away. An agent the human
+	// interrupts withdraws one; three in a minute is a loop.
+	DefaultWithdrawals = 3
+	// DefaultWithdrawWindow is the window DefaultWithdrawals counts in.
+	DefaultWithdrawWindow = time.Minute
 )
 
 // Request is what a sheet asks about.
@@ -106,8 +122,8 @@ const (
 	// Denied: the human denied the call's sheet.
 	Denied RefusalKind = iota + 1
 	// TurnedAway: refused without a sheet: the caller is turned away
-	// after a denial, or has (or all callers have) too many requests
-	// waiting.
+	// after a denial or after withdrawing sheets in a loop, or has (or
+	// all callers have) too many requests waiting.
 	TurnedAway
 	// TimedOut: nobody answered the sheet in time.
 	TimedOut
@@ -151,27 +167,34 @@ type Options struct {
 	TurnAway   time.Duration
 	Backlog    int
 	MaxWaiting int
+	// Withdrawals and WithdrawWindow: a caller that withdraws this many
+	// sheets within the window is turned away (see the package doc).
+	Withdrawals    int
+	WithdrawWindow time.Duration
 }
 
 // Queue holds the sheets and backlogs. Its methods are safe for concurrent
 // use.
 type Queue struct {
-	clock      Clock
-	timeout    time.Duration
-	turnAway   time.Duration
-	backlogCap int
-	maxWaiting int
-	raised     func(Sheet)
+	clock          Clock
+	timeout        time.Duration
+	turnAway       time.Duration
+	backlogCap     int
+	maxWaiting     int
+	withdrawals    int
+	withdrawWindow time.Duration
+	raised         func(Sheet)
 
-	mu      sync.Mutex
-	seq     int
-	shown   []*pending            // the sheets, FIFO, one per caller key; shown[0] is on screen
-	sheetOf map[string]*pending   // caller key → its sheet
-	backlog map[string][]*pending // caller key → requests behind its sheet, FIFO; never empty
-	waiting int                   // sheets and backlog requests
-	away    map[string]turnAway   // caller key → until when
-	changed chan struct{}         // closed and replaced on every change of the sheets
-	closed  bool
+	mu       sync.Mutex
+	seq      int
+	shown    []*pending             // the sheets, FIFO, one per caller key; shown[0] is on screen
+	sheetOf  map[string]*pending    // caller key → its sheet
+	backlog  map[string][]*pending  // caller key → requests behind its sheet, FIFO; never empty
+	waiting  int                    // sheets and backlog requests
+	away     map[string]turnAway    // caller key → until when
+	withdrew map[string][]time.Time // caller key → when it withdrew its sheets, within the window
+	changed  chan struct{}          // closed and replaced on every change of the sheets
+	closed   bool
 }
 
 // New returns an empty queue.
@@ -191,9 +214,16 @@ func New(o Options) *Queue {
 	if o.MaxWaiting <= 0 {
 		o.MaxWaiting = DefaultMaxWaiting
 	}
+	if o.Withdrawals <= 0 {
+		o.Withdrawals = DefaultWithdrawals
+	}
+	if o.WithdrawWindow <= 0 {
+		o.WithdrawWindow = DefaultWithdrawWindow
+	}
 	return &Queue{clock: o.Clock, timeout: o.Timeout, turnAway: o.TurnAway, backlogCap: o.Backlog, maxWaiting: o.MaxWaiting,
+		withdrawals: o.Withdrawals, withdrawWindow: o.WithdrawWindow,
 		sheetOf: map[string]*pending{}, backlog: map[string][]*pending{}, away: map[string]turnAway{},
-		changed: make(chan struct{})}
+		withdrew: map[string][]time.Time{}, changed: make(chan struct{})}
 }
 
 // OnRaised sets the function told of every request that becomes a sheet
@@ -208,10 +238,16 @@ func (q *Queue) OnRaised(fn func(Sheet)) {
 // Now is the queue's clock.
 func (q *Queue) Now() time.Time { return q.clock.Now() }
 
+// Clock is the clock the queue runs on (for timers that must move with
+// it in tests).
+func (q *Queue) Clock() Clock { return q.clock }
+
 // Ask puts r on the queue and waits for the human. It returns the id of
 // the grant that allowed it, or a *Refusal: the caller is turned away or
 // has too many requests waiting, the human denied, nobody answered in
-// time, or the connection closed. When ctx ends first it returns ctx.Err().
+// time, or the connection closed. When ctx ends first it returns an error
+// that is ctx.Err() (errors.Is), which says so when the caller is turned
+// away for withdrawing its sheets.
 func (q *Queue) Ask(ctx context.Context, r Request) (grantID string, err error) {
 	grantID, _, err = q.AskSheet(ctx, r)
 	return grantID, err
@@ -241,7 +277,11 @@ func (q *Queue) AskSheet(ctx context.Context, r Request) (grantID, sheetID strin
 		q.mu.Unlock()
 	case <-ctx.Done():
 		q.mu.Lock()
-		q.finish(p, outcome{err: ctx.Err()})
+		err := ctx.Err()
+		if note := q.withdrawn(p); note != "" {
+			err = fmt.Errorf("%w; %s", err, note)
+		}
+		q.finish(p, outcome{err: err})
 		q.mu.Unlock()
 	}
 	// Finished now, by the line above or, just before, by an answer.
@@ -269,7 +309,7 @@ func (q *Queue) DenySheet(id string, denied func(Sheet)) error {
 	if denied != nil {
 		denied(p.Sheet)
 	}
-	until := q.turnAwayKey(p.key, q.clock.Now())
+	until := q.turnAwayKey(p.key, turnAway{denied: q.clock.Now()})
 	// The backlog first, so that none of it becomes a sheet meanwhile.
 	for _, b := range q.backlogOf(p.key) {
 		q.finish(b, outcome{err: &Refusal{Reason: deniedEarlier(b.Request, until), Kind: TurnedAway}})
@@ -310,14 +350,18 @@ func (q *Queue) Settle(covered func(Sheet) (grantID string, ok bool)) {
 }
 
 // Withdraw refuses every waiting request of a closed connection. It lifts
-// no turn-away: a caller that reconnects is still turned away.
+// no turn-away: a caller that reconnects is still turned away. Its sheets
+// count as withdrawn by their caller (see the package doc).
 func (q *Queue) Withdraw(conn string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, p := range q.all() {
 		if p.ConnectionID == conn {
-			q.finish(p, outcome{err: &Refusal{Reason: "withdrawn: the connection closed before the human answered",
-				Kind: Withdrawn, SheetID: p.ID}})
+			reason := "withdrawn: the connection closed before the human answered"
+			if note := q.withdrawn(p); note != "" {
+				reason += "; " + note
+			}
+			q.finish(p, outcome{err: &Refusal{Reason: reason, Kind: Withdrawn, SheetID: p.ID}})
 		}
 	}
 }

@@ -31,6 +31,7 @@ func auditCmd() *cobra.Command {
 		Long: "Show authz's audit log: every sheet raised and answered (and by which process, on which terminal), every call\n" +
 			"allowed by a grant or an answer (with the exact command run_command typed and its tab), every denial, turn-away,\n" +
 			"time-out and withdrawal, and every grant revoked, by `phantom grants revoke` or by a change to grants.json.\n" +
+			"Calls an agent repeats at will beyond the audit budget are counted in summary lines instead of listed.\n" +
 			"--since takes a duration (90m, 2h, 3d) or a time (2026-11-30, \"2026-11-30 14:05\", 14:05, RFC 3339).",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -139,6 +140,8 @@ func describeEntry(e audit.Entry) string {
 	switch {
 	case e.Command != "":
 		add("typed %s into tab %s", strconv.Quote(e.Command), printable(e.Target))
+	case e.CommandSHA256 != "":
+		add("typed the command of SHA-256 %s into tab %s (its text is not in this file of the log)", e.CommandSHA256, printable(e.Target))
 	case e.Tool != "" && e.Capability != "":
 		add("%s (%s, reach %s)", printable(e.Tool), e.Capability, e.Reach)
 	case e.Tool != "":
@@ -175,7 +178,26 @@ func describeEntry(e audit.Entry) string {
 	if e.Repeated > 0 {
 		add("%d more like it in the minute before, not listed", e.Repeated)
 	}
+	if e.Event == audit.Summary {
+		parts = append(parts, describeCounts(e))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// describeCounts says what a summary counts.
+func describeCounts(e audit.Entry) string {
+	var rows []string
+	total := 0
+	for _, c := range e.Counts {
+		total += c.N
+		if c.Others {
+			rows = append(rows, fmt.Sprintf("%d of other callers", c.N))
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("%d %s %s from client %s in tab %s", c.N, printable(c.Event), dash(printable(c.Tool)),
+			dash(printable(c.Client)), dash(printable(c.Tab))))
+	}
+	return fmt.Sprintf("%d lines left out since %s: %s", total, e.Since.Local().Format("2006-01-02 15:04:05"), strings.Join(rows, ", "))
 }
 
 // describeActor names who answered or revoked.

@@ -218,6 +218,13 @@ func TestDescribeEntry(t *testing.T) {
 			[]string{"read_output (read, reach tab)", "41 more like it"}},
 		{audit.Entry{Event: audit.Refused, Tool: "x\x1b]0;pwn\x07", Reason: "no\x1b[31m"},
 			[]string{`x\x1b]0;pwn\x07`, `no\x1b[31m`}},
+		{audit.Entry{Event: audit.Allowed, CommandSHA256: "ab12", Target: "t1"},
+			[]string{"typed the command of SHA-256 ab12 into tab t1", "not in this file"}},
+		{audit.Entry{Event: audit.Summary, Since: time.Date(2026, 11, 30, 12, 0, 0, 0, time.Local), Counts: []audit.Count{
+			{Client: "fl\x1b[2Jood", Tab: "t3", Event: audit.TurnedAway, Tool: "run_command", N: 3000},
+			{Client: "flood", Tab: "t4", Event: audit.SheetRaised, Tool: "run_command", N: 2}, {Others: true, N: 5}}},
+			[]string{"3007 lines left out since 2026-11-30 12:00:00", `3000 turned_away run_command from client fl\x1b[2Jood in tab t3`,
+				"2 sheet_raised run_command from client flood in tab t4", "5 of other callers"}},
 	}
 	for _, tt := range tests {
 		got := describeEntry(tt.e)

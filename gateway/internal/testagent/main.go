@@ -36,6 +36,12 @@
 //	                                            older_cursor, then from the
 //	                                            oldest page's next_cursor
 //	                                            onwards into PATH.next
+//	{"op":"flood","tool":"T","args":{...},"n":N,"cancel_ms":M}
+//	                                            N calls of T, one after the other,
+//	                                            each given up (cancelled) after M ms
+//	                                            when it has not returned; "$I" in a
+//	                                            text argument is the call's number;
+//	                                            the result counts the outcomes
 //
 // Without an exit step the agent stays alive after its script (with its
 // session closed) until the test closes its tab.
@@ -77,6 +83,9 @@ type step struct {
 	// the pages are written to.
 	Follow string `json:"follow,omitempty"`
 	Out    string `json:"out,omitempty"`
+	// CancelMS is a flood step's: how long each call may take before it
+	// is cancelled.
+	CancelMS int `json:"cancel_ms,omitempty"`
 }
 
 // outcome is one line of the output file.
@@ -183,6 +192,8 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 			}
 		case "bench":
 			o.Result, o.Error = bench(ctx, cs, s)
+		case "flood":
+			o.Result = flood(ctx, cs, s)
 		case "exit":
 			cancel()
 			emit(o)
