@@ -46,6 +46,8 @@ func coalescable(e audit.Entry) bool {
 	switch e.Event {
 	case audit.TurnedAway, audit.Refused:
 		return true
+	case audit.FocusMoved, audit.FocusNotice, audit.FocusNoClient:
+		return true // focus_terminal is free: an agent may call it in a loop
 	case audit.Allowed:
 		return e.Capability == "read" && e.Command == ""
 	}

@@ -21,6 +21,10 @@ type StatusInfo struct {
 	Focused string
 	// Sheets is how many permission sheets wait for an answer.
 	Sheets int
+	// Notice is an agent's request to show a tab that this client did
+	// not follow, its human being busy (focus.go); shown beside the
+	// sheets in colours no tab title can take.
+	Notice string
 	// GrantsRefused is true when authz refuses its grants file (invalid
 	// or unsafe): every call that needs a grant is refused. Shown as an
 	// alarm beside the sheets; prefix s tells why.
@@ -42,14 +46,15 @@ type StatusInfo struct {
 
 // Status line glyphs: compact state marks after a tab's title.
 const (
-	markBusy     = "●" // a program runs in the tab
-	markExited   = "✗" // the tab's program ended
-	markAgent    = "◆" // an agent is working
-	markAgentIdl = "◇" // an agent is connected, waiting for its next call
-	markAgentAsk = "!" // an agent waits for a permission sheet
-	markEditor   = "✎" // the window's editor, which agents drive
-	markOpen     = "⚠" // an agent runs in a tab that is not sandboxed
-	maxTitle     = 24  // a longer title is cut with …
+	markBusy     = "●"                // a program runs in the tab
+	markExited   = "✗"                // the tab's program ended
+	markAgent    = "◆"                // an agent is working
+	markAgentIdl = "◇"                // an agent is connected, waiting for its next call
+	markAgentAsk = "!"                // an agent waits for a permission sheet
+	markEditor   = "✎"                // the window's editor, which agents drive
+	markOpen     = "⚠"                // an agent runs in a tab that is not sandboxed
+	noticeStyle  = "\x1b[0;1;30;103m" // an agent's focus notice: bold black on bright yellow
+	maxTitle     = 24                 // a longer title is cut with …
 )
 
 // color returns the SGR sequence that sets palette colour name as the
@@ -174,6 +179,10 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 	if si.GrantsRefused {
 		sheets = "\x1b[0;1;97;41m ! grants.json refused (prefix s) " + sheets
 		short = "\x1b[0;1;97;41m !grants " + short
+	}
+	if si.Notice != "" {
+		sheets = noticeStyle + " " + markAgent + " " + sanitize(si.Notice) + " " + sheets
+		short = noticeStyle + " " + markAgent + " f " + short
 	}
 	need := 2 + textWidth(left)
 	if len(segs) > 0 {
