@@ -26,10 +26,13 @@ type EventRecorder interface {
 }
 
 // SetEventRecorder installs where agents' focus requests are recorded and
-// the logger that says when recording fails. Call it before serving;
-// without it nothing is recorded (tests).
+// the logger that says when recording fails (nil: none). Call it before
+// serving; without it nothing is recorded (tests).
 func (s *Service) SetEventRecorder(r EventRecorder, logger *slog.Logger) {
-	s.events, s.logger = r, logger
+	s.events = r
+	if logger != nil {
+		s.logger = logger
+	}
 }
 
 // FocusTerminal brings a tab forward. The human's call (the CLI outside
