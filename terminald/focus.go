@@ -57,13 +57,13 @@ func (s *Service) FocusTerminal(ctx context.Context, r *terminalv1.FocusTerminal
 		}
 		return resp, nil
 	}
-	client := s.callerClient(ctx)
-	res, err := s.focuses.Request(ctx, s.ws, attach.FocusRequest{Tab: id, Client: client, FromTab: c.TabID})
+	who := auditCaller(c, s.callerClient(ctx))
+	res, err := s.focuses.Request(ctx, s.ws, attach.FocusRequest{Tab: id, Client: who.GetClient(), FromTab: c.TabID})
 	if err != nil {
 		return nil, err
 	}
 	resp := focusResponse(id, res)
-	s.recordFocus(ctx, c, client, id, res)
+	s.recordFocus(ctx, who, id, res)
 	return resp, nil
 }
 
@@ -115,18 +115,17 @@ var focusEvents = map[attach.FocusOutcome]authzv1.ReportedEvent{
 // recordFocus reports an agent's focus request and what it did to authz's
 // audit log. The call has happened by then; a report that fails is
 // logged, for the human, and does not undo it.
-func (s *Service) recordFocus(ctx context.Context, c guard.Caller, client, id string, res attach.FocusResult) {
+func (s *Service) recordFocus(ctx context.Context, who *authzv1.Caller, id string, res attach.FocusResult) {
 	if s.events == nil {
 		return
 	}
-	req := &authzv1.RecordEventRequest{Caller: auditCaller(c, client), Event: focusEvents[res.Outcome], Target: id,
-		Detail: focusDetail(id, res)}
+	req := &authzv1.RecordEventRequest{Caller: who, Event: focusEvents[res.Outcome], Target: id, Detail: focusDetail(id, res)}
 	// Recorded even when the agent gave up on its call meanwhile.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if _, err := s.events.RecordEvent(ctx, req); err != nil {
 		s.logger.Error("an agent's focus_terminal is not in the audit log: authz did not record it",
-			"tab", id, "caller_tab", c.TabID, "client", client, "outcome", req.GetEvent().String(), "err", err)
+			"tab", id, "caller_tab", who.GetTabId(), "client", who.GetClient(), "outcome", req.GetEvent().String(), "err", err)
 	}
 }
 
