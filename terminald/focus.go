@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,11 +132,18 @@ func (s *Service) recordFocus(ctx context.Context, who *authzv1.Caller, id strin
 
 // auditCaller is the agent as the audit log names it: the client name its
 // tab records ("shell" for a process inside Phantom with none, "agent"
-// for one the gateway relays from outside every tab), its tab, and — for
-// a process that called terminald itself — its process.
+// for one relayed from outside every tab), its tab, and — for a process
+// that called terminald itself — its process. A call relayed for an agent
+// (by the gateway, gitd or editord) is named by who relayed it.
 func auditCaller(c guard.Caller, client string) *authzv1.Caller {
 	ac := &authzv1.Caller{Client: client, TabId: c.TabID, InsideWithoutTab: (c.Inside || c.LeftTab) && c.TabID == "",
-		ConnectionId: "gateway"}
+		ConnectionId: "relayed"}
+	switch {
+	case c.Peer != "":
+		ac.ConnectionId = "relayed-by-" + c.Peer
+	case c.PID > 0:
+		ac.ConnectionId = "relayed-by-pid-" + strconv.Itoa(c.PID)
+	}
 	if c.Inside {
 		ac.ConnectionId, ac.Pid, ac.ProcessStartTime = guard.ProcessConnection(c.PID, c.StartTime), int32(c.PID), c.StartTime
 	}

@@ -9,9 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/guard"
-	"github.com/phantom-dev/phantom/internal/testenv"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/attach"
@@ -42,17 +40,7 @@ func (f *fakeRecorder) all() []*authzv1.RecordEventRequest {
 // the gateway) switches only a quiet client, says what it did, and is
 // reported for the audit log with who asked.
 func TestFocusTerminalCallers(t *testing.T) {
-	env := testenv.New(t)
-	cfg, err := config.Load(env.Layout.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Shell = "/bin/bash"
-	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: env.Layout, Env: env.Vars, PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ws.Shutdown)
+	ws := start(t, "/bin/bash").ws
 	var ids []string
 	for range 3 {
 		tab, err := ws.Create(workspace.CreateSpec{Directory: t.TempDir()})
@@ -115,7 +103,7 @@ func TestFocusTerminalCallers(t *testing.T) {
 		t.Errorf("an agent while the human types: %v", r)
 	}
 	ev = rec.all()
-	if last := ev[len(ev)-1]; last.GetEvent() != authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE || last.GetCaller().GetConnectionId() != "gateway" ||
+	if last := ev[len(ev)-1]; last.GetEvent() != authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE || last.GetCaller().GetConnectionId() != "relayed-by-pid-1" ||
 		last.GetCaller().GetPid() != 0 || !strings.Contains(last.GetDetail(), "not switched") {
 		t.Errorf("reported %v", last)
 	}

@@ -113,7 +113,8 @@ func (f *Focuses) sessionsOf(win string) []*focusInbox {
 	return out
 }
 
-// join adds a session's inbox; the returned function takes it out.
+// join adds a session's inbox; the returned function takes it out, and
+// answers a request left in it: the client is gone.
 func (f *Focuses) join(in *focusInbox) func() {
 	f.mu.Lock()
 	f.inboxes[in] = struct{}{}
@@ -122,6 +123,9 @@ func (f *Focuses) join(in *focusInbox) func() {
 		f.mu.Lock()
 		delete(f.inboxes, in)
 		f.mu.Unlock()
+		if a := in.take(); a != nil && a.claim() {
+			a.reply <- focusDecision{gone: true}
+		}
 	}
 }
 
@@ -161,14 +165,21 @@ func (f *Focuses) Request(ctx context.Context, ws *workspace.Workspace, r FocusR
 		case <-ctx.Done():
 			d = a.expire("the request was cancelled")
 		}
-		if d.move {
+		switch {
+		case d.gone:
+		case d.move:
 			res.Moved++
-		} else {
+		default:
 			res.Noticed++
 			res.Why = append(res.Why, d.why)
 		}
 	}
 	res.Outcome = FocusNotice
+	if res.Moved+res.Noticed == 0 {
+		// Every client went away meanwhile.
+		t, err := ws.Focus(r.Tab)
+		return FocusResult{Outcome: FocusNoClient, Terminal: t}, err
+	}
 	if res.Noticed == 0 {
 		res.Outcome = FocusMoved
 		if t, err = ws.Focus(r.Tab); err != nil {
@@ -248,6 +259,7 @@ func (a *focusAsk) expire(why string) focusDecision {
 // focusDecision is a session's answer.
 type focusDecision struct {
 	move bool
+	gone bool   // the session ended before deciding
 	why  string // why it shows a notice instead
 }
 

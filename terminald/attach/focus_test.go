@@ -289,3 +289,41 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestFocusStuckAndGoneClients: a client whose session does not answer
+// (blocked on a slow terminal) counts as in use and keeps its tab; one
+// that detaches before answering does not count at all.
+func TestFocusStuckAndGoneClients(t *testing.T) {
+	w := newFocusWorld(t)
+	win := w.ws.Windows()[0].ID
+	stuck := newFocusInbox(win)
+	leave := w.f.join(stuck)
+	res := w.request(w.c)
+	if res.Outcome != FocusNotice || res.Noticed != 1 || !strings.Contains(res.Why[0], "did not answer") {
+		t.Fatalf("a stuck client: %+v, want a notice", res)
+	}
+	if got := w.focused(); got == w.c {
+		t.Errorf("the window's focus moved past a stuck client")
+	}
+	// The stuck session, when it gets to the request, finds it given up:
+	// it may only show the notice.
+	if a := stuck.take(); a == nil || a.claim() {
+		t.Errorf("the request left for the stuck session: %+v, want one it can no longer claim", a)
+	}
+
+	// A client that detaches with the request unanswered.
+	done := make(chan FocusResult)
+	go func() { done <- w.request(w.c) }()
+	eventually(t, "the request in the inbox", func() bool {
+		stuck.mu.Lock()
+		defer stuck.mu.Unlock()
+		return stuck.ask != nil
+	})
+	leave()
+	if res := <-done; res.Outcome != FocusNoClient || res.Moved+res.Noticed != 0 {
+		t.Fatalf("the only client detached: %+v, want no client", res)
+	}
+	if got := w.focused(); got != w.c {
+		t.Errorf("the window's focus is %s; want %s", got, w.c)
+	}
+}
