@@ -164,13 +164,13 @@ func TestFocusMCPWhileTyping(t *testing.T) {
 	w.focusEntry(t, audit.FocusMoved, b, w.c)
 }
 
-// TestFocusCLIInsideTab: an agent with a shell uses our own CLI from
+// TestAdversarialFocusFromTab: an agent with a shell uses our own CLI from
 // inside its tab instead: `phantom focus` gets the same treatment (a
 // notice while the human types, said on stdout; a switch once quiet), and
 // is audited with its process. It cannot write the audit log itself, nor
 // fake a notice: its title shows as a title, and the notice key without
 // a notice moves nothing.
-func TestFocusCLIInsideTab(t *testing.T) {
+func TestAdversarialFocusFromTab(t *testing.T) {
 	w := newFocusWorld(t)
 	grpcurl := grpcurlPath(t)
 	a := newAttacker(t, w.in.env, "attacker")
