@@ -327,3 +327,19 @@ func TestFocusStuckAndGoneClients(t *testing.T) {
 		t.Errorf("the window's focus is %s; want %s", got, w.c)
 	}
 }
+
+// TestFocusNoticeNotPaintable: a tab's output cannot reach the status
+// line, where notices are: whatever it positions lands in its own rows.
+func TestFocusNoticeNotPaintable(t *testing.T) {
+	w := newFocusWorld(t)
+	w.prompted(w.a)
+	c := w.attach()
+	c.shows("1")
+	c.send(`printf '\033[999;1HFAKE-NOTICE asks to show\033[24;40HFAKE2\033[25;1HFAKE3\033[r\033[999B\033[999CX'; sleep 1000` + "\r")
+	c.waitFor("the output drawn", func(string) bool { return strings.Contains(c.row(22), "FAKE") })
+	c.waitFor("the output settled", func(text string) bool { return strings.Contains(text, "X") })
+	if s := c.status(); strings.Contains(s, "FAKE") || strings.Contains(s, "asks to show") {
+		t.Errorf("the tab's output reached the status line: %q", s)
+	}
+	c.shows("1")
+}

@@ -7,9 +7,11 @@
 // draws a status line of the window's tabs, interprets the prefix keys
 // (switch, new, close, rename, split, copy mode, detach), takes the
 // client's mouse reports (mouse.go), and shows the waiting permission
-// sheet in a box over the tab, answered with keys (sheet.go). The gRPC
-// adapter in package terminald feeds a session the client's messages and
-// sends what it renders.
+// sheet in a box over the tab, answered with keys (sheet.go), and decides
+// for its client whether an agent's focus request switches its tab or
+// shows a notice, never moving the keys of a human who types (focus.go).
+// The gRPC adapter in package terminald feeds a session the client's
+// messages and sends what it renders.
 package attach
 
 import (
