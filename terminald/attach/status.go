@@ -46,16 +46,19 @@ type StatusInfo struct {
 
 // Status line glyphs: compact state marks after a tab's title.
 const (
-	markBusy     = "●"                // a program runs in the tab
-	markExited   = "✗"                // the tab's program ended
-	markAgent    = "◆"                // an agent is working
-	markAgentIdl = "◇"                // an agent is connected, waiting for its next call
-	markAgentAsk = "!"                // an agent waits for a permission sheet
-	markEditor   = "✎"                // the window's editor, which agents drive
-	markOpen     = "⚠"                // an agent runs in a tab that is not sandboxed
-	noticeStyle  = "\x1b[0;1;30;103m" // an agent's focus notice: bold black on bright yellow
-	maxTitle     = 24                 // a longer title is cut with …
+	markBusy     = "●" // a program runs in the tab
+	markExited   = "✗" // the tab's program ended
+	markAgent    = "◆" // an agent is working
+	markAgentIdl = "◇" // an agent is connected, waiting for its next call
+	markAgentAsk = "!" // an agent waits for a permission sheet
+	markEditor   = "✎" // the window's editor, which agents drive
+	markOpen     = "⚠" // an agent runs in a tab that is not sandboxed
+	maxTitle     = 24  // a longer title is cut with …
 )
+
+// noticeStyle draws an agent's focus notice: bold black on bright yellow,
+// at the right end, where no tab's name or title is drawn.
+const noticeStyle = "\x1b[0;1;30;103m"
 
 // color returns the SGR sequence that sets palette colour name as the
 // foreground or background: 24-bit with TrueColor, else its ANSI256 index.
