@@ -31,7 +31,7 @@ const maxCallerText = 1 << 10
 func callEntry(event string, c policy.Caller, need policy.Need, reason string) audit.Entry {
 	e := audit.Entry{Event: event, Client: c.Client, Connection: c.ConnectionID, Tab: c.TabID, PID: c.PID, Program: c.Program,
 		Tool: need.Tool, Project: need.Project, Subject: clip(need.Subject), Target: need.Target, Reason: reason}
-	if need.Capability != policy.None {
+	if need.Capability.Valid() {
 		e.Capability, e.Reach = need.Capability.String(), need.Reach.String()
 	}
 	if c.InsideWithoutTab {
@@ -76,6 +76,8 @@ func callerDriven(e audit.Entry) bool {
 	switch e.Event {
 	case audit.SheetRaised, audit.Refused, audit.TurnedAway, audit.Withdrawn, audit.TimedOut:
 		return true
+	case audit.FocusMoved, audit.FocusNotice, audit.FocusNoClient:
+		return true // focus_terminal is free: an agent may call it in a loop
 	case audit.Allowed:
 		return e.Capability == "read" && e.Command == ""
 	}

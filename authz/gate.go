@@ -33,6 +33,8 @@ var insideRefusals = map[string]string{
 	authzv1.AuthzService_RevokeGrant_FullMethodName: "revoking grants is the human's: use phantom grants from a terminal outside Phantom",
 	authzv1.AuthzService_AcceptGrant_FullMethodName: "accepting grants is the human's: use phantom grants accept from a terminal outside Phantom",
 	authzv1.AuthzService_Authorize_FullMethodName:   "Authorize is for Phantom's daemons; an agent's tool calls are checked for it",
+	authzv1.AuthzService_RecordEvent_FullMethodName: "RecordEvent is for Phantom's daemons, which report there what they did for agents; " +
+		"the audit log is not written from inside Phantom",
 }
 
 // HumanGate decides who may answer a sheet: only a process of our user

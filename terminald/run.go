@@ -182,6 +182,7 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		return nil, nil, err
 	}
 	svc.SetSheets(sheets)
+	svc.SetEventRecorder(sheets.az, logger)
 	svc.SetAuthorizer(g.AuthorizeAs)
 	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
 	reloader := newConfigReloader(layout.Config, ws, logger)

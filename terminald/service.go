@@ -7,6 +7,7 @@ package terminald
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -42,11 +43,17 @@ type Service struct {
 	cmdTerms cmdTerms
 	// authorizeAs checks SendKeys from inside Phantom (send.go).
 	authorizeAs Authorizer
+	// focuses brings agents' focus requests to the attached clients, and
+	// events records what they did in authz's audit log (focus.go).
+	focuses *attach.Focuses
+	events  EventRecorder
+	logger  *slog.Logger
 }
 
 // NewService serves ws. It locates processes with itself as terminald.
 func NewService(ws *workspace.Workspace) *Service {
-	return &Service{ws: ws, locate: selfLocator(ws.Holder(), ws.Layout().DaemonAddr("terminald"))}
+	return &Service{ws: ws, locate: selfLocator(ws.Holder(), ws.Layout().DaemonAddr("terminald")),
+		focuses: attach.NewFocuses(), logger: slog.New(slog.DiscardHandler)}
 }
 
 // ListTerminals lists every tab, or the one terminal_id names (the
@@ -118,15 +125,6 @@ func (s *Service) RunCommand(ctx context.Context, r *terminalv1.RunCommandReques
 			r.GetWaitSeconds(), res.GetNote()))
 	}
 	return resp, nil
-}
-
-// FocusTerminal brings a tab forward.
-func (s *Service) FocusTerminal(_ context.Context, r *terminalv1.FocusTerminalRequest) (*terminalv1.FocusTerminalResponse, error) {
-	t, err := s.ws.Focus(r.GetTerminalId())
-	if err != nil {
-		return nil, err
-	}
-	return &terminalv1.FocusTerminalResponse{Terminal: toTerminal(t)}, nil
 }
 
 // UpdateTerminal changes a tab's name, icon or colour.

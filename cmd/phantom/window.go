@@ -101,14 +101,19 @@ func renameCmd() *cobra.Command {
 }
 
 // focusCmd is `phantom focus TAB`: the tab its window's attach shows.
+// From inside a Phantom tab it is an agent's focus_terminal: a client
+// whose human is typing only gets a notice, and the command says so.
 func focusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "focus TAB",
-		Short: "Bring a tab forward in its window",
+		Short: "Bring a tab forward in its window (from inside a tab: not while the human types)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withTab(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string) error {
-				_, err := tc.FocusTerminal(ctx, &terminalv1.FocusTerminalRequest{TerminalId: tab})
+				resp, err := tc.FocusTerminal(ctx, &terminalv1.FocusTerminalRequest{TerminalId: tab})
+				if err == nil && resp.GetOutcome() != terminalv1.FocusTerminalResponse_OUTCOME_MOVED {
+					fmt.Println(resp.GetNote())
+				}
 				return err
 			})
 		},

@@ -265,6 +265,7 @@ func (s *session) statusLine() []screen.Cell {
 		TrueColor: s.r.TrueColor, Right: s.message,
 	}
 	_, si.Sheets = s.currentSheet()
+	si.Notice = s.noticeText()
 	si.GrantsRefused = s.alert() != ""
 	switch s.mode {
 	case modePrompt:

@@ -141,6 +141,7 @@ func (s *session) input(b []byte) error {
 		s.message = ""
 		s.needFrame = true
 	}
+	s.typedTab = s.tabID
 	if err := s.ws.Input(s.tabID, b); err != nil {
 		s.setMessage(err.Error())
 	}
@@ -221,7 +222,8 @@ var commandFuncs = map[string]func(*session){
 	"detach": func(s *session) {
 		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
 	},
-	"list-keys": func(s *session) { s.mode, s.needFull = modeHelp, true },
+	"list-keys":    func(s *session) { s.mode, s.needFull = modeHelp, true },
+	"accept-focus": (*session).acceptFocus,
 }
 
 // focusedIndex is the shown tab's index in the window's tabs, or -1.
@@ -286,6 +288,12 @@ func (s *session) focus(id string) {
 		return
 	}
 	s.statusOld = true
+	// Shown here at once: a client an agent's request switched alone
+	// may already follow a window focused on id.
+	s.diverged = ""
+	if err := s.show(id); err != nil {
+		s.setMessage(err.Error())
+	}
 }
 
 // promptKind is what the status line prompt asks for.

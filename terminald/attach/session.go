@@ -7,9 +7,11 @@
 // draws a status line of the window's tabs, interprets the prefix keys
 // (switch, new, close, rename, split, copy mode, detach), takes the
 // client's mouse reports (mouse.go), and shows the waiting permission
-// sheet in a box over the tab, answered with keys (sheet.go). The gRPC
-// adapter in package terminald feeds a session the client's messages and
-// sends what it renders.
+// sheet in a box over the tab, answered with keys (sheet.go), and decides
+// for its client whether an agent's focus request switches its tab or
+// shows a notice, never moving the keys of a human who types (focus.go).
+// The gRPC adapter in package terminald feeds a session the client's
+// messages and sends what it renders.
 package attach
 
 import (
@@ -53,6 +55,10 @@ type Options struct {
 	// Live, when set, holds config.json's prefix, keys and status line as
 	// terminald reloads them; it overrides Prefix (settings.go).
 	Live *Live
+	// Focus, when set, brings agents' focus requests to the session,
+	// which switches its tab only while its human is not typing, and
+	// shows a notice otherwise (focus.go).
+	Focus *Focuses
 }
 
 // Hello opens a session.
@@ -172,6 +178,18 @@ type session struct {
 	shownSecs int               // the countdown the box shows
 	boxCache  *sheetBox
 
+	// Agents' focus requests (focus.go). followed is the window's focused
+	// tab as the session last followed it; diverged the tab an agent's
+	// request switched this client to while the window's focus stayed
+	// (another client was in use), shown until the window's focus moves.
+	focusIn   *focusInbox
+	lastInput time.Time // when the client last sent a byte
+	lastMoved time.Time // when an agent's request last switched the tab
+	typedTab  string    // the tab the client last typed into
+	followed  string
+	diverged  string
+	notice    *focusNotice
+
 	exit *Exit
 	bg   sync.WaitGroup // tab closes still running
 	out  []byte
@@ -199,6 +217,10 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	if err := s.start(h); err != nil {
 		return Exit{}, err
 	}
+	if o.Focus != nil {
+		s.focusIn = newFocusInbox(s.winID)
+		defer o.Focus.join(s.focusIn)()
+	}
 	defer func() {
 		for _, l := range s.root.leaves(nil) {
 			l.pane.close()
@@ -218,6 +240,11 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		s.outputWake = false
 		if s.layoutCh == nil {
 			s.syncLayout()
+		}
+		// A focus request first: what it decided must hold before the
+		// window's focus is followed.
+		if err := s.takeFocusAsk(); err != nil {
+			return Exit{}, err
 		}
 		if err := s.refresh(); err != nil {
 			return Exit{}, err
@@ -250,6 +277,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			s.needFrame, s.outputWake = true, true
 		case <-s.layoutCh:
 			s.layoutCh = nil // read again at the top
+		case <-s.focusWake():
+			// Taken at the top.
 		case <-sheets:
 			s.needFrame = true // the status line's marker
 			s.syncSheet()
@@ -372,7 +401,12 @@ func (s *session) refresh() error {
 		s.focus(s.fp.tabID)
 		return nil
 	}
-	if win.FocusedTab != s.tabID {
+	// Follow the window's focus, unless an agent's request switched this
+	// client alone and the window's focus has not moved since.
+	stay := s.diverged != "" && s.diverged == s.tabID && win.FocusedTab == s.followed
+	s.followed = win.FocusedTab
+	if win.FocusedTab != s.tabID && !stay {
+		s.diverged = ""
 		return s.show(win.FocusedTab)
 	}
 	return nil
@@ -433,6 +467,7 @@ func (s *session) handle(m Msg) error {
 	if len(m.Input) == 0 {
 		return nil
 	}
+	s.lastInput = s.now()
 	typing := s.typing()
 	fp := s.fp
 	err := s.keys(m.Input)
@@ -469,7 +504,7 @@ func (s *session) maybeRender() (time.Duration, error) {
 	if s.message != "" {
 		wait = s.msgUntil.Sub(now)
 	}
-	wait = min(wait, s.sheetTick(now))
+	wait = min(wait, s.sheetTick(now), s.noticeTick(s.now()))
 	if !s.needFrame && !s.needFull {
 		return wait, nil
 	}

@@ -21,6 +21,10 @@ type StatusInfo struct {
 	Focused string
 	// Sheets is how many permission sheets wait for an answer.
 	Sheets int
+	// Notice is an agent's request to show a tab that this client did
+	// not follow, its human being busy (focus.go); shown beside the
+	// sheets in colours no tab title can take.
+	Notice string
 	// GrantsRefused is true when authz refuses its grants file (invalid
 	// or unsafe): every call that needs a grant is refused. Shown as an
 	// alarm beside the sheets; prefix s tells why.
@@ -51,6 +55,10 @@ const (
 	markOpen     = "⚠" // an agent runs in a tab that is not sandboxed
 	maxTitle     = 24  // a longer title is cut with …
 )
+
+// noticeStyle draws an agent's focus notice: bold black on bright yellow,
+// at the right end, where no tab's name or title is drawn.
+const noticeStyle = "\x1b[0;1;30;103m"
 
 // color returns the SGR sequence that sets palette colour name as the
 // foreground or background: 24-bit with TrueColor, else its ANSI256 index.
@@ -174,6 +182,10 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 	if si.GrantsRefused {
 		sheets = "\x1b[0;1;97;41m ! grants.json refused (prefix s) " + sheets
 		short = "\x1b[0;1;97;41m !grants " + short
+	}
+	if si.Notice != "" {
+		sheets = noticeStyle + " " + markAgent + " " + sanitize(si.Notice) + " " + sheets
+		short = noticeStyle + " " + markAgent + " f " + short
 	}
 	need := 2 + textWidth(left)
 	if len(segs) > 0 {

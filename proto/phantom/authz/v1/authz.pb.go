@@ -137,6 +137,68 @@ func (Decision) EnumDescriptor() ([]byte, []int) {
 	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{1}
 }
 
+// ReportedEvent is what a daemon reports for the audit log (RecordEvent).
+type ReportedEvent int32
+
+const (
+	// Not set; refused.
+	ReportedEvent_REPORTED_EVENT_UNSPECIFIED ReportedEvent = 0
+	// An agent's focus_terminal switched every attached client of the tab's
+	// window to the tab: none was in use.
+	ReportedEvent_REPORTED_EVENT_FOCUS_MOVED ReportedEvent = 1
+	// An agent's focus_terminal found an attached client in use (its human
+	// typing, a half-typed command line, a prompt or box open): that client
+	// was not switched and shows a notice instead; quiet clients may have
+	// been switched (the detail says how many of each).
+	ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE ReportedEvent = 2
+	// An agent's focus_terminal found nobody attached to the tab's window:
+	// only the window's focused tab was set.
+	ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT ReportedEvent = 3
+)
+
+// Enum value maps for ReportedEvent.
+var (
+	ReportedEvent_name = map[int32]string{
+		0: "REPORTED_EVENT_UNSPECIFIED",
+		1: "REPORTED_EVENT_FOCUS_MOVED",
+		2: "REPORTED_EVENT_FOCUS_NOTICE",
+		3: "REPORTED_EVENT_FOCUS_NO_CLIENT",
+	}
+	ReportedEvent_value = map[string]int32{
+		"REPORTED_EVENT_UNSPECIFIED":     0,
+		"REPORTED_EVENT_FOCUS_MOVED":     1,
+		"REPORTED_EVENT_FOCUS_NOTICE":    2,
+		"REPORTED_EVENT_FOCUS_NO_CLIENT": 3,
+	}
+)
+
+func (x ReportedEvent) Enum() *ReportedEvent {
+	p := new(ReportedEvent)
+	*p = x
+	return p
+}
+
+func (x ReportedEvent) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReportedEvent) Descriptor() protoreflect.EnumDescriptor {
+	return file_phantom_authz_v1_authz_proto_enumTypes[2].Descriptor()
+}
+
+func (ReportedEvent) Type() protoreflect.EnumType {
+	return &file_phantom_authz_v1_authz_proto_enumTypes[2]
+}
+
+func (x ReportedEvent) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReportedEvent.Descriptor instead.
+func (ReportedEvent) EnumDescriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{2}
+}
+
 // Caller is who asks: a verified connection from a tab, or from outside any
 // tab.
 type Caller struct {
@@ -1751,6 +1813,117 @@ func (x *ListPolicyResponse) GetTools() []*ToolPolicy {
 	return nil
 }
 
+// RecordEventRequest is one event a daemon reports.
+type RecordEventRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent the daemon acted for: its client name (as its tab records
+	// it; "shell" for a process with none), connection, tab and process.
+	Caller *Caller `protobuf:"bytes,1,opt,name=caller,proto3" json:"caller,omitempty"`
+	// What happened.
+	Event ReportedEvent `protobuf:"varint,2,opt,name=event,proto3,enum=phantom.authz.v1.ReportedEvent" json:"event,omitempty"`
+	// The tab the act was on, e.g. the tab focus_terminal named.
+	Target string `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	// What happened, in words, e.g. "1 attached client switched to tab t3".
+	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordEventRequest) Reset() {
+	*x = RecordEventRequest{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordEventRequest) ProtoMessage() {}
+
+func (x *RecordEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordEventRequest.ProtoReflect.Descriptor instead.
+func (*RecordEventRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RecordEventRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+func (x *RecordEventRequest) GetEvent() ReportedEvent {
+	if x != nil {
+		return x.Event
+	}
+	return ReportedEvent_REPORTED_EVENT_UNSPECIFIED
+}
+
+func (x *RecordEventRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *RecordEventRequest) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+// RecordEventResponse says the event is recorded (or queued for the log).
+type RecordEventResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordEventResponse) Reset() {
+	*x = RecordEventResponse{}
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordEventResponse) ProtoMessage() {}
+
+func (x *RecordEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_authz_v1_authz_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordEventResponse.ProtoReflect.Descriptor instead.
+func (*RecordEventResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_authz_v1_authz_proto_rawDescGZIP(), []int{27}
+}
+
 var File_phantom_authz_v1_authz_proto protoreflect.FileDescriptor
 
 const file_phantom_authz_v1_authz_proto_rawDesc = "" +
@@ -1867,7 +2040,14 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"capability\x18\x02 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
 	"capability\"H\n" +
 	"\x12ListPolicyResponse\x122\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1c.phantom.authz.v1.ToolPolicyR\x05tools*M\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1c.phantom.authz.v1.ToolPolicyR\x05tools\"\xd6\x01\n" +
+	"\x12RecordEventRequest\x128\n" +
+	"\x06caller\x18\x01 \x01(\v2\x18.phantom.authz.v1.CallerB\x06\xbaH\x03\xc8\x01\x01R\x06caller\x12A\n" +
+	"\x05event\x18\x02 \x01(\x0e2\x1f.phantom.authz.v1.ReportedEventB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x05event\x12!\n" +
+	"\x06target\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06target\x12 \n" +
+	"\x06detail\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06detail\"\x15\n" +
+	"\x13RecordEventResponse*M\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tSCOPE_TAB\x10\x01\x12\x0f\n" +
@@ -1877,7 +2057,12 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDECISION_DENY\x10\x01\x12\x11\n" +
 	"\rDECISION_ONCE\x10\x02\x12\x13\n" +
-	"\x0fDECISION_ALWAYS\x10\x032\x99\a\n" +
+	"\x0fDECISION_ALWAYS\x10\x03*\x94\x01\n" +
+	"\rReportedEvent\x12\x1e\n" +
+	"\x1aREPORTED_EVENT_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aREPORTED_EVENT_FOCUS_MOVED\x10\x01\x12\x1f\n" +
+	"\x1bREPORTED_EVENT_FOCUS_NOTICE\x10\x02\x12\"\n" +
+	"\x1eREPORTED_EVENT_FOCUS_NO_CLIENT\x10\x032\xf5\a\n" +
 	"\fAuthzService\x12T\n" +
 	"\tAuthorize\x12\".phantom.authz.v1.AuthorizeRequest\x1a#.phantom.authz.v1.AuthorizeResponse\x12W\n" +
 	"\n" +
@@ -1891,7 +2076,8 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"ListGrants\x12#.phantom.authz.v1.ListGrantsRequest\x1a$.phantom.authz.v1.ListGrantsResponse\x12Z\n" +
 	"\vRevokeGrant\x12$.phantom.authz.v1.RevokeGrantRequest\x1a%.phantom.authz.v1.RevokeGrantResponse\x12T\n" +
 	"\tGetStatus\x12\".phantom.authz.v1.GetStatusRequest\x1a#.phantom.authz.v1.GetStatusResponse\x12Z\n" +
-	"\vAcceptGrant\x12$.phantom.authz.v1.AcceptGrantRequest\x1a%.phantom.authz.v1.AcceptGrantResponseB?Z=github.com/phantom-dev/phantom/proto/phantom/authz/v1;authzv1b\x06proto3"
+	"\vAcceptGrant\x12$.phantom.authz.v1.AcceptGrantRequest\x1a%.phantom.authz.v1.AcceptGrantResponse\x12Z\n" +
+	"\vRecordEvent\x12$.phantom.authz.v1.RecordEventRequest\x1a%.phantom.authz.v1.RecordEventResponseB?Z=github.com/phantom-dev/phantom/proto/phantom/authz/v1;authzv1b\x06proto3"
 
 var (
 	file_phantom_authz_v1_authz_proto_rawDescOnce sync.Once
@@ -1905,83 +2091,90 @@ func file_phantom_authz_v1_authz_proto_rawDescGZIP() []byte {
 	return file_phantom_authz_v1_authz_proto_rawDescData
 }
 
-var file_phantom_authz_v1_authz_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_phantom_authz_v1_authz_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_phantom_authz_v1_authz_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_phantom_authz_v1_authz_proto_goTypes = []any{
 	(Scope)(0),                    // 0: phantom.authz.v1.Scope
 	(Decision)(0),                 // 1: phantom.authz.v1.Decision
-	(*Caller)(nil),                // 2: phantom.authz.v1.Caller
-	(*AuthorizeRequest)(nil),      // 3: phantom.authz.v1.AuthorizeRequest
-	(*AuthorizeResponse)(nil),     // 4: phantom.authz.v1.AuthorizeResponse
-	(*EndConnectionRequest)(nil),  // 5: phantom.authz.v1.EndConnectionRequest
-	(*EndConnectionResponse)(nil), // 6: phantom.authz.v1.EndConnectionResponse
-	(*Sheet)(nil),                 // 7: phantom.authz.v1.Sheet
-	(*ListSheetsRequest)(nil),     // 8: phantom.authz.v1.ListSheetsRequest
-	(*ListSheetsResponse)(nil),    // 9: phantom.authz.v1.ListSheetsResponse
-	(*WatchSheetsRequest)(nil),    // 10: phantom.authz.v1.WatchSheetsRequest
-	(*WatchSheetsResponse)(nil),   // 11: phantom.authz.v1.WatchSheetsResponse
-	(*AnswerSheetRequest)(nil),    // 12: phantom.authz.v1.AnswerSheetRequest
-	(*AnswerSheetResponse)(nil),   // 13: phantom.authz.v1.AnswerSheetResponse
-	(*Grant)(nil),                 // 14: phantom.authz.v1.Grant
-	(*ListGrantsRequest)(nil),     // 15: phantom.authz.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),    // 16: phantom.authz.v1.ListGrantsResponse
-	(*RevokeGrantRequest)(nil),    // 17: phantom.authz.v1.RevokeGrantRequest
-	(*RevokeGrantResponse)(nil),   // 18: phantom.authz.v1.RevokeGrantResponse
-	(*AcceptGrantRequest)(nil),    // 19: phantom.authz.v1.AcceptGrantRequest
-	(*AcceptGrantResponse)(nil),   // 20: phantom.authz.v1.AcceptGrantResponse
-	(*GetStatusRequest)(nil),      // 21: phantom.authz.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),     // 22: phantom.authz.v1.GetStatusResponse
-	(*GrantsFileStatus)(nil),      // 23: phantom.authz.v1.GrantsFileStatus
-	(*AuditLogStatus)(nil),        // 24: phantom.authz.v1.AuditLogStatus
-	(*ListPolicyRequest)(nil),     // 25: phantom.authz.v1.ListPolicyRequest
-	(*ToolPolicy)(nil),            // 26: phantom.authz.v1.ToolPolicy
-	(*ListPolicyResponse)(nil),    // 27: phantom.authz.v1.ListPolicyResponse
-	(v1.Capability)(0),            // 28: phantom.mcp.v1.Capability
+	(ReportedEvent)(0),            // 2: phantom.authz.v1.ReportedEvent
+	(*Caller)(nil),                // 3: phantom.authz.v1.Caller
+	(*AuthorizeRequest)(nil),      // 4: phantom.authz.v1.AuthorizeRequest
+	(*AuthorizeResponse)(nil),     // 5: phantom.authz.v1.AuthorizeResponse
+	(*EndConnectionRequest)(nil),  // 6: phantom.authz.v1.EndConnectionRequest
+	(*EndConnectionResponse)(nil), // 7: phantom.authz.v1.EndConnectionResponse
+	(*Sheet)(nil),                 // 8: phantom.authz.v1.Sheet
+	(*ListSheetsRequest)(nil),     // 9: phantom.authz.v1.ListSheetsRequest
+	(*ListSheetsResponse)(nil),    // 10: phantom.authz.v1.ListSheetsResponse
+	(*WatchSheetsRequest)(nil),    // 11: phantom.authz.v1.WatchSheetsRequest
+	(*WatchSheetsResponse)(nil),   // 12: phantom.authz.v1.WatchSheetsResponse
+	(*AnswerSheetRequest)(nil),    // 13: phantom.authz.v1.AnswerSheetRequest
+	(*AnswerSheetResponse)(nil),   // 14: phantom.authz.v1.AnswerSheetResponse
+	(*Grant)(nil),                 // 15: phantom.authz.v1.Grant
+	(*ListGrantsRequest)(nil),     // 16: phantom.authz.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),    // 17: phantom.authz.v1.ListGrantsResponse
+	(*RevokeGrantRequest)(nil),    // 18: phantom.authz.v1.RevokeGrantRequest
+	(*RevokeGrantResponse)(nil),   // 19: phantom.authz.v1.RevokeGrantResponse
+	(*AcceptGrantRequest)(nil),    // 20: phantom.authz.v1.AcceptGrantRequest
+	(*AcceptGrantResponse)(nil),   // 21: phantom.authz.v1.AcceptGrantResponse
+	(*GetStatusRequest)(nil),      // 22: phantom.authz.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),     // 23: phantom.authz.v1.GetStatusResponse
+	(*GrantsFileStatus)(nil),      // 24: phantom.authz.v1.GrantsFileStatus
+	(*AuditLogStatus)(nil),        // 25: phantom.authz.v1.AuditLogStatus
+	(*ListPolicyRequest)(nil),     // 26: phantom.authz.v1.ListPolicyRequest
+	(*ToolPolicy)(nil),            // 27: phantom.authz.v1.ToolPolicy
+	(*ListPolicyResponse)(nil),    // 28: phantom.authz.v1.ListPolicyResponse
+	(*RecordEventRequest)(nil),    // 29: phantom.authz.v1.RecordEventRequest
+	(*RecordEventResponse)(nil),   // 30: phantom.authz.v1.RecordEventResponse
+	(v1.Capability)(0),            // 31: phantom.mcp.v1.Capability
 }
 var file_phantom_authz_v1_authz_proto_depIdxs = []int32{
-	2,  // 0: phantom.authz.v1.AuthorizeRequest.caller:type_name -> phantom.authz.v1.Caller
-	28, // 1: phantom.authz.v1.AuthorizeResponse.capability:type_name -> phantom.mcp.v1.Capability
+	3,  // 0: phantom.authz.v1.AuthorizeRequest.caller:type_name -> phantom.authz.v1.Caller
+	31, // 1: phantom.authz.v1.AuthorizeResponse.capability:type_name -> phantom.mcp.v1.Capability
 	0,  // 2: phantom.authz.v1.AuthorizeResponse.reach:type_name -> phantom.authz.v1.Scope
-	28, // 3: phantom.authz.v1.Sheet.capability:type_name -> phantom.mcp.v1.Capability
+	31, // 3: phantom.authz.v1.Sheet.capability:type_name -> phantom.mcp.v1.Capability
 	0,  // 4: phantom.authz.v1.Sheet.reach:type_name -> phantom.authz.v1.Scope
-	7,  // 5: phantom.authz.v1.ListSheetsResponse.sheets:type_name -> phantom.authz.v1.Sheet
-	7,  // 6: phantom.authz.v1.WatchSheetsResponse.sheet:type_name -> phantom.authz.v1.Sheet
+	8,  // 5: phantom.authz.v1.ListSheetsResponse.sheets:type_name -> phantom.authz.v1.Sheet
+	8,  // 6: phantom.authz.v1.WatchSheetsResponse.sheet:type_name -> phantom.authz.v1.Sheet
 	1,  // 7: phantom.authz.v1.AnswerSheetRequest.decision:type_name -> phantom.authz.v1.Decision
 	0,  // 8: phantom.authz.v1.AnswerSheetRequest.scope:type_name -> phantom.authz.v1.Scope
-	14, // 9: phantom.authz.v1.AnswerSheetResponse.grant:type_name -> phantom.authz.v1.Grant
-	28, // 10: phantom.authz.v1.Grant.capability:type_name -> phantom.mcp.v1.Capability
+	15, // 9: phantom.authz.v1.AnswerSheetResponse.grant:type_name -> phantom.authz.v1.Grant
+	31, // 10: phantom.authz.v1.Grant.capability:type_name -> phantom.mcp.v1.Capability
 	0,  // 11: phantom.authz.v1.Grant.scope:type_name -> phantom.authz.v1.Scope
-	14, // 12: phantom.authz.v1.ListGrantsResponse.grants:type_name -> phantom.authz.v1.Grant
-	14, // 13: phantom.authz.v1.AcceptGrantResponse.grant:type_name -> phantom.authz.v1.Grant
-	23, // 14: phantom.authz.v1.GetStatusResponse.grants:type_name -> phantom.authz.v1.GrantsFileStatus
-	24, // 15: phantom.authz.v1.GetStatusResponse.audit:type_name -> phantom.authz.v1.AuditLogStatus
-	28, // 16: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.mcp.v1.Capability
-	26, // 17: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
-	3,  // 18: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
-	25, // 19: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
-	5,  // 20: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
-	8,  // 21: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
-	10, // 22: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
-	12, // 23: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
-	15, // 24: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
-	17, // 25: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
-	21, // 26: phantom.authz.v1.AuthzService.GetStatus:input_type -> phantom.authz.v1.GetStatusRequest
-	19, // 27: phantom.authz.v1.AuthzService.AcceptGrant:input_type -> phantom.authz.v1.AcceptGrantRequest
-	4,  // 28: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
-	27, // 29: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
-	6,  // 30: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
-	9,  // 31: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
-	11, // 32: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
-	13, // 33: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
-	16, // 34: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
-	18, // 35: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
-	22, // 36: phantom.authz.v1.AuthzService.GetStatus:output_type -> phantom.authz.v1.GetStatusResponse
-	20, // 37: phantom.authz.v1.AuthzService.AcceptGrant:output_type -> phantom.authz.v1.AcceptGrantResponse
-	28, // [28:38] is the sub-list for method output_type
-	18, // [18:28] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	15, // 12: phantom.authz.v1.ListGrantsResponse.grants:type_name -> phantom.authz.v1.Grant
+	15, // 13: phantom.authz.v1.AcceptGrantResponse.grant:type_name -> phantom.authz.v1.Grant
+	24, // 14: phantom.authz.v1.GetStatusResponse.grants:type_name -> phantom.authz.v1.GrantsFileStatus
+	25, // 15: phantom.authz.v1.GetStatusResponse.audit:type_name -> phantom.authz.v1.AuditLogStatus
+	31, // 16: phantom.authz.v1.ToolPolicy.capability:type_name -> phantom.mcp.v1.Capability
+	27, // 17: phantom.authz.v1.ListPolicyResponse.tools:type_name -> phantom.authz.v1.ToolPolicy
+	3,  // 18: phantom.authz.v1.RecordEventRequest.caller:type_name -> phantom.authz.v1.Caller
+	2,  // 19: phantom.authz.v1.RecordEventRequest.event:type_name -> phantom.authz.v1.ReportedEvent
+	4,  // 20: phantom.authz.v1.AuthzService.Authorize:input_type -> phantom.authz.v1.AuthorizeRequest
+	26, // 21: phantom.authz.v1.AuthzService.ListPolicy:input_type -> phantom.authz.v1.ListPolicyRequest
+	6,  // 22: phantom.authz.v1.AuthzService.EndConnection:input_type -> phantom.authz.v1.EndConnectionRequest
+	9,  // 23: phantom.authz.v1.AuthzService.ListSheets:input_type -> phantom.authz.v1.ListSheetsRequest
+	11, // 24: phantom.authz.v1.AuthzService.WatchSheets:input_type -> phantom.authz.v1.WatchSheetsRequest
+	13, // 25: phantom.authz.v1.AuthzService.AnswerSheet:input_type -> phantom.authz.v1.AnswerSheetRequest
+	16, // 26: phantom.authz.v1.AuthzService.ListGrants:input_type -> phantom.authz.v1.ListGrantsRequest
+	18, // 27: phantom.authz.v1.AuthzService.RevokeGrant:input_type -> phantom.authz.v1.RevokeGrantRequest
+	22, // 28: phantom.authz.v1.AuthzService.GetStatus:input_type -> phantom.authz.v1.GetStatusRequest
+	20, // 29: phantom.authz.v1.AuthzService.AcceptGrant:input_type -> phantom.authz.v1.AcceptGrantRequest
+	29, // 30: phantom.authz.v1.AuthzService.RecordEvent:input_type -> phantom.authz.v1.RecordEventRequest
+	5,  // 31: phantom.authz.v1.AuthzService.Authorize:output_type -> phantom.authz.v1.AuthorizeResponse
+	28, // 32: phantom.authz.v1.AuthzService.ListPolicy:output_type -> phantom.authz.v1.ListPolicyResponse
+	7,  // 33: phantom.authz.v1.AuthzService.EndConnection:output_type -> phantom.authz.v1.EndConnectionResponse
+	10, // 34: phantom.authz.v1.AuthzService.ListSheets:output_type -> phantom.authz.v1.ListSheetsResponse
+	12, // 35: phantom.authz.v1.AuthzService.WatchSheets:output_type -> phantom.authz.v1.WatchSheetsResponse
+	14, // 36: phantom.authz.v1.AuthzService.AnswerSheet:output_type -> phantom.authz.v1.AnswerSheetResponse
+	17, // 37: phantom.authz.v1.AuthzService.ListGrants:output_type -> phantom.authz.v1.ListGrantsResponse
+	19, // 38: phantom.authz.v1.AuthzService.RevokeGrant:output_type -> phantom.authz.v1.RevokeGrantResponse
+	23, // 39: phantom.authz.v1.AuthzService.GetStatus:output_type -> phantom.authz.v1.GetStatusResponse
+	21, // 40: phantom.authz.v1.AuthzService.AcceptGrant:output_type -> phantom.authz.v1.AcceptGrantResponse
+	30, // 41: phantom.authz.v1.AuthzService.RecordEvent:output_type -> phantom.authz.v1.RecordEventResponse
+	31, // [31:42] is the sub-list for method output_type
+	20, // [20:31] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_phantom_authz_v1_authz_proto_init() }
@@ -1994,8 +2187,8 @@ func file_phantom_authz_v1_authz_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_authz_v1_authz_proto_rawDesc), len(file_phantom_authz_v1_authz_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   26,
+			NumEnums:      3,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	AuthzService_RevokeGrant_FullMethodName   = "/phantom.authz.v1.AuthzService/RevokeGrant"
 	AuthzService_GetStatus_FullMethodName     = "/phantom.authz.v1.AuthzService/GetStatus"
 	AuthzService_AcceptGrant_FullMethodName   = "/phantom.authz.v1.AuthzService/AcceptGrant"
+	AuthzService_RecordEvent_FullMethodName   = "/phantom.authz.v1.AuthzService/RecordEvent"
 )
 
 // AuthzServiceClient is the client API for AuthzService service.
@@ -68,6 +69,14 @@ type AuthzServiceClient interface {
 	// Puts in force a pending grant: one that appeared in the grants file
 	// while authz ran. The human's act, like revoking.
 	AcceptGrant(ctx context.Context, in *AcceptGrantRequest, opts ...grpc.CallOption) (*AcceptGrantResponse, error)
+	// Records in the audit log what a daemon did for an agent on a call that
+	// authz did not decide, since its tool needs no grant, yet that reaches
+	// the human: focus_terminal switching (or offering to switch) the
+	// human's attached clients. For Phantom's daemons only: processes inside
+	// Phantom are refused, so no tab writes the log, and over TCP only
+	// terminald's certificate may call it. Repeats are coalesced as other
+	// calls an agent can make in a loop are.
+	RecordEvent(ctx context.Context, in *RecordEventRequest, opts ...grpc.CallOption) (*RecordEventResponse, error)
 }
 
 type authzServiceClient struct {
@@ -187,6 +196,16 @@ func (c *authzServiceClient) AcceptGrant(ctx context.Context, in *AcceptGrantReq
 	return out, nil
 }
 
+func (c *authzServiceClient) RecordEvent(ctx context.Context, in *RecordEventRequest, opts ...grpc.CallOption) (*RecordEventResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordEventResponse)
+	err := c.cc.Invoke(ctx, AuthzService_RecordEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthzServiceServer is the server API for AuthzService service.
 // All implementations must embed UnimplementedAuthzServiceServer
 // for forward compatibility.
@@ -224,6 +243,14 @@ type AuthzServiceServer interface {
 	// Puts in force a pending grant: one that appeared in the grants file
 	// while authz ran. The human's act, like revoking.
 	AcceptGrant(context.Context, *AcceptGrantRequest) (*AcceptGrantResponse, error)
+	// Records in the audit log what a daemon did for an agent on a call that
+	// authz did not decide, since its tool needs no grant, yet that reaches
+	// the human: focus_terminal switching (or offering to switch) the
+	// human's attached clients. For Phantom's daemons only: processes inside
+	// Phantom are refused, so no tab writes the log, and over TCP only
+	// terminald's certificate may call it. Repeats are coalesced as other
+	// calls an agent can make in a loop are.
+	RecordEvent(context.Context, *RecordEventRequest) (*RecordEventResponse, error)
 	mustEmbedUnimplementedAuthzServiceServer()
 }
 
@@ -263,6 +290,9 @@ func (UnimplementedAuthzServiceServer) GetStatus(context.Context, *GetStatusRequ
 }
 func (UnimplementedAuthzServiceServer) AcceptGrant(context.Context, *AcceptGrantRequest) (*AcceptGrantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AcceptGrant not implemented")
+}
+func (UnimplementedAuthzServiceServer) RecordEvent(context.Context, *RecordEventRequest) (*RecordEventResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordEvent not implemented")
 }
 func (UnimplementedAuthzServiceServer) mustEmbedUnimplementedAuthzServiceServer() {}
 func (UnimplementedAuthzServiceServer) testEmbeddedByValue()                      {}
@@ -458,6 +488,24 @@ func _AuthzService_AcceptGrant_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthzService_RecordEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthzServiceServer).RecordEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthzService_RecordEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthzServiceServer).RecordEvent(ctx, req.(*RecordEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthzService_ServiceDesc is the grpc.ServiceDesc for AuthzService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -500,6 +548,10 @@ var AuthzService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AcceptGrant",
 			Handler:    _AuthzService_AcceptGrant_Handler,
+		},
+		{
+			MethodName: "RecordEvent",
+			Handler:    _AuthzService_RecordEvent_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -81,6 +81,70 @@ func (AgentState) EnumDescriptor() ([]byte, []int) {
 	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{0}
 }
 
+// Outcome is what happened to the human's view.
+type FocusTerminalResponse_Outcome int32
+
+const (
+	// Never sent.
+	FocusTerminalResponse_OUTCOME_UNSPECIFIED FocusTerminalResponse_Outcome = 0
+	// Every attached client of the tab's window switched to the tab now,
+	// and it is its window's focused tab.
+	FocusTerminalResponse_OUTCOME_MOVED FocusTerminalResponse_Outcome = 1
+	// At least one attached client was in use (its human typed in the
+	// last 2 seconds, has a half-typed command line, or has a prompt, box
+	// or copy mode open) and was NOT switched: it shows a notice naming
+	// the caller and the tab, which the human may accept with a key or
+	// ignore. Quiet clients, if any, switched (moved_clients). The
+	// window's focused tab stays as it was.
+	FocusTerminalResponse_OUTCOME_NOTICE FocusTerminalResponse_Outcome = 2
+	// Nobody is attached to the tab's window: its focused tab is set, and
+	// the next client to attach shows it.
+	FocusTerminalResponse_OUTCOME_NO_CLIENT FocusTerminalResponse_Outcome = 3
+)
+
+// Enum value maps for FocusTerminalResponse_Outcome.
+var (
+	FocusTerminalResponse_Outcome_name = map[int32]string{
+		0: "OUTCOME_UNSPECIFIED",
+		1: "OUTCOME_MOVED",
+		2: "OUTCOME_NOTICE",
+		3: "OUTCOME_NO_CLIENT",
+	}
+	FocusTerminalResponse_Outcome_value = map[string]int32{
+		"OUTCOME_UNSPECIFIED": 0,
+		"OUTCOME_MOVED":       1,
+		"OUTCOME_NOTICE":      2,
+		"OUTCOME_NO_CLIENT":   3,
+	}
+)
+
+func (x FocusTerminalResponse_Outcome) Enum() *FocusTerminalResponse_Outcome {
+	p := new(FocusTerminalResponse_Outcome)
+	*p = x
+	return p
+}
+
+func (x FocusTerminalResponse_Outcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FocusTerminalResponse_Outcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_phantom_terminal_v1_terminal_proto_enumTypes[1].Descriptor()
+}
+
+func (FocusTerminalResponse_Outcome) Type() protoreflect.EnumType {
+	return &file_phantom_terminal_v1_terminal_proto_enumTypes[1]
+}
+
+func (x FocusTerminalResponse_Outcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FocusTerminalResponse_Outcome.Descriptor instead.
+func (FocusTerminalResponse_Outcome) EnumDescriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{16, 0}
+}
+
 // Kind says what changed.
 type WatchTerminalsResponse_Kind int32
 
@@ -126,11 +190,11 @@ func (x WatchTerminalsResponse_Kind) String() string {
 }
 
 func (WatchTerminalsResponse_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_phantom_terminal_v1_terminal_proto_enumTypes[1].Descriptor()
+	return file_phantom_terminal_v1_terminal_proto_enumTypes[2].Descriptor()
 }
 
 func (WatchTerminalsResponse_Kind) Type() protoreflect.EnumType {
-	return &file_phantom_terminal_v1_terminal_proto_enumTypes[1]
+	return &file_phantom_terminal_v1_terminal_proto_enumTypes[2]
 }
 
 func (x WatchTerminalsResponse_Kind) Number() protoreflect.EnumNumber {
@@ -184,11 +248,11 @@ func (x AttachClipboard_State) String() string {
 }
 
 func (AttachClipboard_State) Descriptor() protoreflect.EnumDescriptor {
-	return file_phantom_terminal_v1_terminal_proto_enumTypes[2].Descriptor()
+	return file_phantom_terminal_v1_terminal_proto_enumTypes[3].Descriptor()
 }
 
 func (AttachClipboard_State) Type() protoreflect.EnumType {
-	return &file_phantom_terminal_v1_terminal_proto_enumTypes[2]
+	return &file_phantom_terminal_v1_terminal_proto_enumTypes[3]
 }
 
 func (x AttachClipboard_State) Number() protoreflect.EnumNumber {
@@ -1839,11 +1903,21 @@ func (x *FocusTerminalRequest) GetTerminalId() string {
 	return ""
 }
 
-// FocusTerminalResponse returns the focused tab.
+// FocusTerminalResponse says what bringing the tab forward did.
 type FocusTerminalResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The tab, now focused.
-	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// The tab; its focused field says whether it is now its window's
+	// focused tab.
+	Terminal *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// What happened: moved now, shown to the human as a notice (not moved),
+	// or no client attached (the window's focus set).
+	Outcome FocusTerminalResponse_Outcome `protobuf:"varint,2,opt,name=outcome,proto3,enum=phantom.terminal.v1.FocusTerminalResponse_Outcome" json:"outcome,omitempty"`
+	// How many attached clients switched to the tab.
+	MovedClients int32 `protobuf:"varint,3,opt,name=moved_clients,json=movedClients,proto3" json:"moved_clients,omitempty"`
+	// How many attached clients were in use and show a notice instead.
+	NotifiedClients int32 `protobuf:"varint,4,opt,name=notified_clients,json=notifiedClients,proto3" json:"notified_clients,omitempty"`
+	// What happened, in words, and what to do next.
+	Note          string `protobuf:"bytes,5,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1883,6 +1957,34 @@ func (x *FocusTerminalResponse) GetTerminal() *Terminal {
 		return x.Terminal
 	}
 	return nil
+}
+
+func (x *FocusTerminalResponse) GetOutcome() FocusTerminalResponse_Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return FocusTerminalResponse_OUTCOME_UNSPECIFIED
+}
+
+func (x *FocusTerminalResponse) GetMovedClients() int32 {
+	if x != nil {
+		return x.MovedClients
+	}
+	return 0
+}
+
+func (x *FocusTerminalResponse) GetNotifiedClients() int32 {
+	if x != nil {
+		return x.NotifiedClients
+	}
+	return 0
+}
+
+func (x *FocusTerminalResponse) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
 }
 
 // UpdateTerminalRequest changes a tab's looks; absent fields stay.
@@ -4101,9 +4203,18 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\bended_by\x18\x05 \x01(\tR\aendedBy\"B\n" +
 	"\x14FocusTerminalRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
-	"terminalId\"R\n" +
+	"terminalId\"\xe6\x02\n" +
 	"\x15FocusTerminalResponse\x129\n" +
-	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"\xc8\x01\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\x12L\n" +
+	"\aoutcome\x18\x02 \x01(\x0e22.phantom.terminal.v1.FocusTerminalResponse.OutcomeR\aoutcome\x12#\n" +
+	"\rmoved_clients\x18\x03 \x01(\x05R\fmovedClients\x12)\n" +
+	"\x10notified_clients\x18\x04 \x01(\x05R\x0fnotifiedClients\x12\x12\n" +
+	"\x04note\x18\x05 \x01(\tR\x04note\"`\n" +
+	"\aOutcome\x12\x17\n" +
+	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rOUTCOME_MOVED\x10\x01\x12\x12\n" +
+	"\x0eOUTCOME_NOTICE\x10\x02\x12\x15\n" +
+	"\x11OUTCOME_NO_CLIENT\x10\x03\"\xc8\x01\n" +
 	"\x15UpdateTerminalRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12!\n" +
@@ -4295,149 +4406,151 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 	return file_phantom_terminal_v1_terminal_proto_rawDescData
 }
 
-var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
-	(AgentState)(0),                  // 0: phantom.terminal.v1.AgentState
-	(WatchTerminalsResponse_Kind)(0), // 1: phantom.terminal.v1.WatchTerminalsResponse.Kind
-	(AttachClipboard_State)(0),       // 2: phantom.terminal.v1.AttachClipboard.State
-	(*Process)(nil),                  // 3: phantom.terminal.v1.Process
-	(*Terminal)(nil),                 // 4: phantom.terminal.v1.Terminal
-	(*CommandResult)(nil),            // 5: phantom.terminal.v1.CommandResult
-	(*Compaction)(nil),               // 6: phantom.terminal.v1.Compaction
-	(*Group)(nil),                    // 7: phantom.terminal.v1.Group
-	(*Window)(nil),                   // 8: phantom.terminal.v1.Window
-	(*ThemeColor)(nil),               // 9: phantom.terminal.v1.ThemeColor
-	(*ListTerminalsRequest)(nil),     // 10: phantom.terminal.v1.ListTerminalsRequest
-	(*ListTerminalsResponse)(nil),    // 11: phantom.terminal.v1.ListTerminalsResponse
-	(*CreateTerminalRequest)(nil),    // 12: phantom.terminal.v1.CreateTerminalRequest
-	(*CreateTerminalResponse)(nil),   // 13: phantom.terminal.v1.CreateTerminalResponse
-	(*ReadOutputRequest)(nil),        // 14: phantom.terminal.v1.ReadOutputRequest
-	(*ReadOutputResponse)(nil),       // 15: phantom.terminal.v1.ReadOutputResponse
-	(*RunCommandRequest)(nil),        // 16: phantom.terminal.v1.RunCommandRequest
-	(*RunCommandResponse)(nil),       // 17: phantom.terminal.v1.RunCommandResponse
-	(*FocusTerminalRequest)(nil),     // 18: phantom.terminal.v1.FocusTerminalRequest
-	(*FocusTerminalResponse)(nil),    // 19: phantom.terminal.v1.FocusTerminalResponse
-	(*UpdateTerminalRequest)(nil),    // 20: phantom.terminal.v1.UpdateTerminalRequest
-	(*UpdateTerminalResponse)(nil),   // 21: phantom.terminal.v1.UpdateTerminalResponse
-	(*CloseTerminalRequest)(nil),     // 22: phantom.terminal.v1.CloseTerminalRequest
-	(*CloseTerminalResponse)(nil),    // 23: phantom.terminal.v1.CloseTerminalResponse
-	(*ResizeTerminalRequest)(nil),    // 24: phantom.terminal.v1.ResizeTerminalRequest
-	(*ResizeTerminalResponse)(nil),   // 25: phantom.terminal.v1.ResizeTerminalResponse
-	(*WatchTerminalsRequest)(nil),    // 26: phantom.terminal.v1.WatchTerminalsRequest
-	(*WatchTerminalsResponse)(nil),   // 27: phantom.terminal.v1.WatchTerminalsResponse
-	(*ListGroupsRequest)(nil),        // 28: phantom.terminal.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),       // 29: phantom.terminal.v1.ListGroupsResponse
-	(*CreateGroupRequest)(nil),       // 30: phantom.terminal.v1.CreateGroupRequest
-	(*CreateGroupResponse)(nil),      // 31: phantom.terminal.v1.CreateGroupResponse
-	(*UpdateGroupRequest)(nil),       // 32: phantom.terminal.v1.UpdateGroupRequest
-	(*UpdateGroupResponse)(nil),      // 33: phantom.terminal.v1.UpdateGroupResponse
-	(*MoveToGroupRequest)(nil),       // 34: phantom.terminal.v1.MoveToGroupRequest
-	(*MoveToGroupResponse)(nil),      // 35: phantom.terminal.v1.MoveToGroupResponse
-	(*ListThemeColorsRequest)(nil),   // 36: phantom.terminal.v1.ListThemeColorsRequest
-	(*ListThemeColorsResponse)(nil),  // 37: phantom.terminal.v1.ListThemeColorsResponse
-	(*ListWindowsRequest)(nil),       // 38: phantom.terminal.v1.ListWindowsRequest
-	(*ListWindowsResponse)(nil),      // 39: phantom.terminal.v1.ListWindowsResponse
-	(*CreateWindowRequest)(nil),      // 40: phantom.terminal.v1.CreateWindowRequest
-	(*CreateWindowResponse)(nil),     // 41: phantom.terminal.v1.CreateWindowResponse
-	(*AttachRequest)(nil),            // 42: phantom.terminal.v1.AttachRequest
-	(*AttachClipboard)(nil),          // 43: phantom.terminal.v1.AttachClipboard
-	(*AttachHello)(nil),              // 44: phantom.terminal.v1.AttachHello
-	(*AttachSize)(nil),               // 45: phantom.terminal.v1.AttachSize
-	(*AttachResponse)(nil),           // 46: phantom.terminal.v1.AttachResponse
-	(*AttachExit)(nil),               // 47: phantom.terminal.v1.AttachExit
-	(*SetAgentStateRequest)(nil),     // 48: phantom.terminal.v1.SetAgentStateRequest
-	(*SetAgentStateResponse)(nil),    // 49: phantom.terminal.v1.SetAgentStateResponse
-	(*LocateProcessRequest)(nil),     // 50: phantom.terminal.v1.LocateProcessRequest
-	(*LocateProcessResponse)(nil),    // 51: phantom.terminal.v1.LocateProcessResponse
-	(*DescribeSandboxRequest)(nil),   // 52: phantom.terminal.v1.DescribeSandboxRequest
-	(*DescribeSandboxResponse)(nil),  // 53: phantom.terminal.v1.DescribeSandboxResponse
-	(*UpdateWindowRequest)(nil),      // 54: phantom.terminal.v1.UpdateWindowRequest
-	(*UpdateWindowResponse)(nil),     // 55: phantom.terminal.v1.UpdateWindowResponse
-	(*SendKeysRequest)(nil),          // 56: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),         // 57: phantom.terminal.v1.SendKeysResponse
+	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
+	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
+	(WatchTerminalsResponse_Kind)(0),   // 2: phantom.terminal.v1.WatchTerminalsResponse.Kind
+	(AttachClipboard_State)(0),         // 3: phantom.terminal.v1.AttachClipboard.State
+	(*Process)(nil),                    // 4: phantom.terminal.v1.Process
+	(*Terminal)(nil),                   // 5: phantom.terminal.v1.Terminal
+	(*CommandResult)(nil),              // 6: phantom.terminal.v1.CommandResult
+	(*Compaction)(nil),                 // 7: phantom.terminal.v1.Compaction
+	(*Group)(nil),                      // 8: phantom.terminal.v1.Group
+	(*Window)(nil),                     // 9: phantom.terminal.v1.Window
+	(*ThemeColor)(nil),                 // 10: phantom.terminal.v1.ThemeColor
+	(*ListTerminalsRequest)(nil),       // 11: phantom.terminal.v1.ListTerminalsRequest
+	(*ListTerminalsResponse)(nil),      // 12: phantom.terminal.v1.ListTerminalsResponse
+	(*CreateTerminalRequest)(nil),      // 13: phantom.terminal.v1.CreateTerminalRequest
+	(*CreateTerminalResponse)(nil),     // 14: phantom.terminal.v1.CreateTerminalResponse
+	(*ReadOutputRequest)(nil),          // 15: phantom.terminal.v1.ReadOutputRequest
+	(*ReadOutputResponse)(nil),         // 16: phantom.terminal.v1.ReadOutputResponse
+	(*RunCommandRequest)(nil),          // 17: phantom.terminal.v1.RunCommandRequest
+	(*RunCommandResponse)(nil),         // 18: phantom.terminal.v1.RunCommandResponse
+	(*FocusTerminalRequest)(nil),       // 19: phantom.terminal.v1.FocusTerminalRequest
+	(*FocusTerminalResponse)(nil),      // 20: phantom.terminal.v1.FocusTerminalResponse
+	(*UpdateTerminalRequest)(nil),      // 21: phantom.terminal.v1.UpdateTerminalRequest
+	(*UpdateTerminalResponse)(nil),     // 22: phantom.terminal.v1.UpdateTerminalResponse
+	(*CloseTerminalRequest)(nil),       // 23: phantom.terminal.v1.CloseTerminalRequest
+	(*CloseTerminalResponse)(nil),      // 24: phantom.terminal.v1.CloseTerminalResponse
+	(*ResizeTerminalRequest)(nil),      // 25: phantom.terminal.v1.ResizeTerminalRequest
+	(*ResizeTerminalResponse)(nil),     // 26: phantom.terminal.v1.ResizeTerminalResponse
+	(*WatchTerminalsRequest)(nil),      // 27: phantom.terminal.v1.WatchTerminalsRequest
+	(*WatchTerminalsResponse)(nil),     // 28: phantom.terminal.v1.WatchTerminalsResponse
+	(*ListGroupsRequest)(nil),          // 29: phantom.terminal.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),         // 30: phantom.terminal.v1.ListGroupsResponse
+	(*CreateGroupRequest)(nil),         // 31: phantom.terminal.v1.CreateGroupRequest
+	(*CreateGroupResponse)(nil),        // 32: phantom.terminal.v1.CreateGroupResponse
+	(*UpdateGroupRequest)(nil),         // 33: phantom.terminal.v1.UpdateGroupRequest
+	(*UpdateGroupResponse)(nil),        // 34: phantom.terminal.v1.UpdateGroupResponse
+	(*MoveToGroupRequest)(nil),         // 35: phantom.terminal.v1.MoveToGroupRequest
+	(*MoveToGroupResponse)(nil),        // 36: phantom.terminal.v1.MoveToGroupResponse
+	(*ListThemeColorsRequest)(nil),     // 37: phantom.terminal.v1.ListThemeColorsRequest
+	(*ListThemeColorsResponse)(nil),    // 38: phantom.terminal.v1.ListThemeColorsResponse
+	(*ListWindowsRequest)(nil),         // 39: phantom.terminal.v1.ListWindowsRequest
+	(*ListWindowsResponse)(nil),        // 40: phantom.terminal.v1.ListWindowsResponse
+	(*CreateWindowRequest)(nil),        // 41: phantom.terminal.v1.CreateWindowRequest
+	(*CreateWindowResponse)(nil),       // 42: phantom.terminal.v1.CreateWindowResponse
+	(*AttachRequest)(nil),              // 43: phantom.terminal.v1.AttachRequest
+	(*AttachClipboard)(nil),            // 44: phantom.terminal.v1.AttachClipboard
+	(*AttachHello)(nil),                // 45: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),                 // 46: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),             // 47: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),                 // 48: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),       // 49: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),      // 50: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),       // 51: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),      // 52: phantom.terminal.v1.LocateProcessResponse
+	(*DescribeSandboxRequest)(nil),     // 53: phantom.terminal.v1.DescribeSandboxRequest
+	(*DescribeSandboxResponse)(nil),    // 54: phantom.terminal.v1.DescribeSandboxResponse
+	(*UpdateWindowRequest)(nil),        // 55: phantom.terminal.v1.UpdateWindowRequest
+	(*UpdateWindowResponse)(nil),       // 56: phantom.terminal.v1.UpdateWindowResponse
+	(*SendKeysRequest)(nil),            // 57: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),           // 58: phantom.terminal.v1.SendKeysResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
-	3,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
+	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
 	0,  // 1: phantom.terminal.v1.Terminal.agent_state:type_name -> phantom.terminal.v1.AgentState
-	5,  // 2: phantom.terminal.v1.Terminal.last_command:type_name -> phantom.terminal.v1.CommandResult
-	6,  // 3: phantom.terminal.v1.CommandResult.compaction:type_name -> phantom.terminal.v1.Compaction
-	4,  // 4: phantom.terminal.v1.ListTerminalsResponse.terminals:type_name -> phantom.terminal.v1.Terminal
-	4,  // 5: phantom.terminal.v1.CreateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	5,  // 6: phantom.terminal.v1.ReadOutputResponse.last_command:type_name -> phantom.terminal.v1.CommandResult
-	4,  // 7: phantom.terminal.v1.RunCommandResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	5,  // 8: phantom.terminal.v1.RunCommandResponse.result:type_name -> phantom.terminal.v1.CommandResult
-	4,  // 9: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	4,  // 10: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	4,  // 11: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	1,  // 12: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
-	4,  // 13: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	7,  // 14: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
-	7,  // 15: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	7,  // 16: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	4,  // 17: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	9,  // 18: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
-	8,  // 19: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
-	8,  // 20: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	44, // 21: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	45, // 22: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	43, // 23: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
-	2,  // 24: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
-	45, // 25: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	47, // 26: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 27: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	4,  // 28: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	8,  // 29: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	4,  // 30: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	10, // 31: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	12, // 32: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	14, // 33: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	16, // 34: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	18, // 35: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	20, // 36: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	22, // 37: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	24, // 38: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	26, // 39: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	42, // 40: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	48, // 41: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	50, // 42: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	52, // 43: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	28, // 44: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	30, // 45: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	32, // 46: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	34, // 47: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	36, // 48: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	38, // 49: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	40, // 50: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	54, // 51: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	56, // 52: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	11, // 53: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	13, // 54: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	15, // 55: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	17, // 56: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	19, // 57: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	21, // 58: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	23, // 59: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	25, // 60: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	27, // 61: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	46, // 62: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	49, // 63: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	51, // 64: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	53, // 65: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	29, // 66: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	31, // 67: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	33, // 68: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	35, // 69: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	37, // 70: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	39, // 71: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	41, // 72: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	55, // 73: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	57, // 74: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	53, // [53:75] is the sub-list for method output_type
-	31, // [31:53] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	6,  // 2: phantom.terminal.v1.Terminal.last_command:type_name -> phantom.terminal.v1.CommandResult
+	7,  // 3: phantom.terminal.v1.CommandResult.compaction:type_name -> phantom.terminal.v1.Compaction
+	5,  // 4: phantom.terminal.v1.ListTerminalsResponse.terminals:type_name -> phantom.terminal.v1.Terminal
+	5,  // 5: phantom.terminal.v1.CreateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	6,  // 6: phantom.terminal.v1.ReadOutputResponse.last_command:type_name -> phantom.terminal.v1.CommandResult
+	5,  // 7: phantom.terminal.v1.RunCommandResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	6,  // 8: phantom.terminal.v1.RunCommandResponse.result:type_name -> phantom.terminal.v1.CommandResult
+	5,  // 9: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	1,  // 10: phantom.terminal.v1.FocusTerminalResponse.outcome:type_name -> phantom.terminal.v1.FocusTerminalResponse.Outcome
+	5,  // 11: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 12: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	2,  // 13: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
+	5,  // 14: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	8,  // 15: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
+	8,  // 16: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	8,  // 17: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	5,  // 18: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	10, // 19: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
+	9,  // 20: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
+	9,  // 21: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	45, // 22: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	46, // 23: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	44, // 24: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
+	3,  // 25: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
+	46, // 26: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	48, // 27: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 28: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	5,  // 29: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 30: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 31: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 32: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 33: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 34: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 35: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 36: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 37: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 38: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 39: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 40: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	43, // 41: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	49, // 42: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	51, // 43: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	53, // 44: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 45: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 46: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 47: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 48: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 49: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 50: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 51: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	55, // 52: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	57, // 53: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 54: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 55: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 56: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 57: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 58: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 59: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 60: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 61: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 62: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	47, // 63: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	50, // 64: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	52, // 65: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	54, // 66: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 67: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 68: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 69: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 70: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 71: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 72: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 73: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	56, // 74: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	58, // 75: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	54, // [54:76] is the sub-list for method output_type
+	32, // [32:54] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -4465,7 +4578,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -86,7 +86,13 @@ type TerminalServiceClient interface {
 	// continues. Waiting returns output, so it needs the read permission as
 	// well as run: one permission sheet asks for both.
 	RunCommand(ctx context.Context, in *RunCommandRequest, opts ...grpc.CallOption) (*RunCommandResponse, error)
-	// Brings a tab forward in its window.
+	// Brings a tab forward in its window. The human's attached clients that
+	// are quiet switch to it at once; a client whose human is typing (a key
+	// in the last 2 seconds, a half-typed command line, a prompt or box
+	// open) is not switched, so that the rest of the line does not land in
+	// another tab: it shows a notice naming you and the tab, which the human
+	// may accept or ignore. The result's outcome says which happened; do not
+	// call again to insist.
 	FocusTerminal(ctx context.Context, in *FocusTerminalRequest, opts ...grpc.CallOption) (*FocusTerminalResponse, error)
 	// Changes a tab's name, icon or colour.
 	UpdateTerminal(ctx context.Context, in *UpdateTerminalRequest, opts ...grpc.CallOption) (*UpdateTerminalResponse, error)
@@ -426,7 +432,13 @@ type TerminalServiceServer interface {
 	// continues. Waiting returns output, so it needs the read permission as
 	// well as run: one permission sheet asks for both.
 	RunCommand(context.Context, *RunCommandRequest) (*RunCommandResponse, error)
-	// Brings a tab forward in its window.
+	// Brings a tab forward in its window. The human's attached clients that
+	// are quiet switch to it at once; a client whose human is typing (a key
+	// in the last 2 seconds, a half-typed command line, a prompt or box
+	// open) is not switched, so that the rest of the line does not land in
+	// another tab: it shows a notice naming you and the tab, which the human
+	// may accept or ignore. The result's outcome says which happened; do not
+	// call again to insist.
 	FocusTerminal(context.Context, *FocusTerminalRequest) (*FocusTerminalResponse, error)
 	// Changes a tab's name, icon or colour.
 	UpdateTerminal(context.Context, *UpdateTerminalRequest) (*UpdateTerminalResponse, error)

@@ -1,0 +1,18 @@
+package audit
+
+// Events a daemon reports (authz's RecordEvent): acts done for an agent
+// on calls that needed no grant, yet reach the human. Client, Tab and
+// PID are the agent; Tool the tool it called; Target the tab; Subject
+// says in words what happened.
+const (
+	// FocusMoved: an agent's focus_terminal switched every attached client
+	// of the tab's window to the tab.
+	FocusMoved = "focus_moved"
+	// FocusNotice: an agent's focus_terminal found an attached client in
+	// use (its human typing): that client was not switched and shows a
+	// notice instead.
+	FocusNotice = "focus_notice"
+	// FocusNoClient: an agent's focus_terminal found nobody attached to
+	// the tab's window; only the window's focused tab was set.
+	FocusNoClient = "focus_no_client"
+)
