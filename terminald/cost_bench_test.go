@@ -1,6 +1,7 @@
 package terminald
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/phantom-dev/phantom/internal/config"
+	"github.com/phantom-dev/phantom/internal/guard"
 	"github.com/phantom-dev/phantom/internal/testenv"
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 	"github.com/phantom-dev/phantom/terminald/workspace"
@@ -25,39 +27,54 @@ func cpuTime() time.Duration {
 
 // BenchmarkListTerminals measures terminald's side of list_terminals —
 // the workspace's list, the conversion and the encoding gRPC does — with
-// 1 and 200 tabs, and reports CPU time per call.
+// 1 and 200 tabs, for the human and for an agent in the first tab (who
+// sees the other tabs without the text their programs control), and
+// reports CPU time per call.
 func BenchmarkListTerminals(b *testing.B) {
 	for _, n := range []int{1, 200} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			env := testenv.New(b)
-			cfg, err := config.Load(env.Layout.Config)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ws, err := workspace.New(workspace.Options{Config: cfg, Layout: env.Layout, Env: env.Vars})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ws.Shutdown()
-			for range n {
-				if _, err := ws.Create(workspace.CreateSpec{Directory: "/", Command: []string{"cat"}}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			time.Sleep(1500 * time.Millisecond) // programs started, a poll done
-			s := NewService(ws)
-			b.ResetTimer()
-			start := cpuTime()
-			for range b.N {
-				resp, err := s.ListTerminals(context.Background(), &terminalv1.ListTerminalsRequest{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := proto.Marshal(resp); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
+		for _, who := range []string{"human", "agent"} {
+			b.Run(fmt.Sprintf("%d/%s", n, who), func(b *testing.B) { benchList(b, n, who == "agent") })
+		}
 	}
+}
+
+// benchList is one of BenchmarkListTerminals' runs: n tabs, listed by
+// the human or by an agent in the first of them.
+func benchList(b *testing.B, n int, agent bool) {
+	env := testenv.New(b)
+	cfg, err := config.Load(env.Layout.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := workspace.New(workspace.Options{Config: cfg, Layout: env.Layout, Env: env.Vars})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.Shutdown()
+	var first string
+	for range n {
+		t, err := ws.Create(workspace.CreateSpec{Directory: "/", Command: []string{"cat"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		first = cmp.Or(first, t.ID)
+	}
+	time.Sleep(1500 * time.Millisecond) // programs started, a poll done
+	s := NewService(ws)
+	ctx := context.Background()
+	if agent {
+		ctx = guard.NewContext(ctx, guard.Caller{Inside: true, ForAgent: true, TabID: first})
+	}
+	b.ResetTimer()
+	start := cpuTime()
+	for range b.N {
+		resp, err := s.ListTerminals(ctx, &terminalv1.ListTerminalsRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := proto.Marshal(resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
