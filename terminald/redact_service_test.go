@@ -277,4 +277,3 @@ func (w *watchRecorder) events() []*terminalv1.WatchTerminalsResponse {
 	defer w.mu.Unlock()
 	return append([]*terminalv1.WatchTerminalsResponse(nil), w.got...)
 }
-
