@@ -28,19 +28,20 @@ func cpuTime() time.Duration {
 // BenchmarkListTerminals measures terminald's side of list_terminals —
 // the workspace's list, the conversion and the encoding gRPC does — with
 // 1 and 200 tabs, for the human and for an agent in the first tab (who
-// sees the other tabs without the text their programs control), and
-// reports CPU time per call.
+// sees the other tabs without the text their programs control; with
+// "opened", every other tab was opened for it, so it sees them in full),
+// and reports CPU time per call.
 func BenchmarkListTerminals(b *testing.B) {
 	for _, n := range []int{1, 200} {
-		for _, who := range []string{"human", "agent"} {
-			b.Run(fmt.Sprintf("%d/%s", n, who), func(b *testing.B) { benchList(b, n, who == "agent") })
+		for _, who := range []string{"human", "agent", "agent-opened"} {
+			b.Run(fmt.Sprintf("%d/%s", n, who), func(b *testing.B) { benchList(b, n, who) })
 		}
 	}
 }
 
 // benchList is one of BenchmarkListTerminals' runs: n tabs, listed by
-// the human or by an agent in the first of them.
-func benchList(b *testing.B, n int, agent bool) {
+// who.
+func benchList(b *testing.B, n int, who string) {
 	env := testenv.New(b)
 	cfg, err := config.Load(env.Layout.Config)
 	if err != nil {
@@ -53,7 +54,11 @@ func benchList(b *testing.B, n int, agent bool) {
 	defer ws.Shutdown()
 	var first string
 	for range n {
-		t, err := ws.Create(workspace.CreateSpec{Directory: "/", Command: []string{"cat"}})
+		spec := workspace.CreateSpec{Directory: "/", Command: []string{"cat"}}
+		if who == "agent-opened" {
+			spec.OpenedBy = first
+		}
+		t, err := ws.Create(spec)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,7 +67,7 @@ func benchList(b *testing.B, n int, agent bool) {
 	time.Sleep(1500 * time.Millisecond) // programs started, a poll done
 	s := NewService(ws)
 	caller := guard.Caller{} // the human
-	if agent {
+	if who != "human" {
 		caller = guard.Caller{Inside: true, ForAgent: true, TabID: first}
 	}
 	ctx := guard.NewContext(context.Background(), caller)
