@@ -30,10 +30,10 @@ type cachedTerm struct {
 	red *terminalv1.Terminal // redacted; nil until asked for
 }
 
-// convert is ts as v sees them: each tab's message in full or redacted,
+// convert is ts as full says: each tab's message in full or redacted,
 // reusing the messages of every tab that did not change since it was
 // last converted.
-func (c *termCache) convert(ts []workspace.Terminal, v viewer) []*terminalv1.Terminal {
+func (c *termCache) convert(ts []workspace.Terminal, full fullView) []*terminalv1.Terminal {
 	out := make([]*terminalv1.Terminal, len(ts))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -48,7 +48,7 @@ func (c *termCache) convert(ts []workspace.Terminal, v viewer) []*terminalv1.Ter
 			c.m[t.ID] = e
 		}
 		switch {
-		case v.full(t.ID):
+		case full.at(i):
 			if e.pb == nil {
 				e.pb = toTerminal(t)
 			}

@@ -22,7 +22,7 @@ func TestListCachesDecodeAsTheList(t *testing.T) {
 	}
 	check := func(what string) {
 		t.Helper()
-		b, err := proto.Marshal(wire.response(terms.convert(tabs, viewer{all: true})))
+		b, err := proto.Marshal(wire.response(terms.convert(tabs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,14 +39,14 @@ func TestListCachesDecodeAsTheList(t *testing.T) {
 		}
 	}
 	check("first list")
-	first := terms.convert(tabs, viewer{all: true})[0]
+	first := terms.convert(tabs, nil)[0]
 	check("same tabs again")
-	if terms.convert(tabs, viewer{all: true})[0] != first {
+	if terms.convert(tabs, nil)[0] != first {
 		t.Error("an unchanged tab's message was not reused")
 	}
 	tabs[0].Directory, tabs[0].Idle = "/tmp", false
 	check("after t1 changed")
-	if terms.convert(tabs, viewer{all: true})[0] == first {
+	if terms.convert(tabs, nil)[0] == first {
 		t.Error("a changed tab's message was reused")
 	}
 	tabs = tabs[1:]

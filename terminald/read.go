@@ -400,12 +400,12 @@ func summary(c workspace.Command) *terminalv1.CommandResult {
 }
 
 // withLastCommands returns ts with the last finished command added to
-// each tab v sees in full (a redacted tab's message has none: the command
+// each tab the caller sees in full (a redacted tab's message has none: the command
 // line is what the human typed). The messages of ts may be shared
 // (cost_list.go's cache) and are not changed: a tab with a last command
 // gets a copy, kept in s.cmdTerms while neither the tab's message nor its
 // command change.
-func (s *Service) withLastCommands(ts []*terminalv1.Terminal, v viewer) []*terminalv1.Terminal {
+func (s *Service) withLastCommands(ts []*terminalv1.Terminal, full fullView) []*terminalv1.Terminal {
 	out := make([]*terminalv1.Terminal, len(ts))
 	s.cmdTerms.mu.Lock()
 	defer s.cmdTerms.mu.Unlock()
@@ -413,7 +413,7 @@ func (s *Service) withLastCommands(ts []*terminalv1.Terminal, v viewer) []*termi
 		s.cmdTerms.m = map[string]cmdTerm{}
 	}
 	for i, t := range ts {
-		if !v.full(t.GetId()) {
+		if !full.at(i) {
 			out[i] = t
 			continue
 		}

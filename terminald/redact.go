@@ -37,8 +37,6 @@ type viewer struct {
 	all bool
 	// tab is the agent's own tab; "" when it runs in none.
 	tab string
-	// opened are the tabs opened for it, transitively (withOpened).
-	opened map[string]bool
 }
 
 // viewerOf is the viewer of the call in ctx. A call no guard placed is
@@ -51,55 +49,71 @@ func viewerOf(ctx context.Context) viewer {
 	return viewer{tab: c.TabID}
 }
 
-// full reports whether the viewer sees tab id in full.
-func (v viewer) full(id string) bool {
-	return v.all || v.tab != "" && (id == v.tab || v.opened[id])
-}
+// fullView says, tab by tab of a list, whether the caller sees it in
+// full; nil means every tab (the human).
+type fullView []bool
 
-// withOpened is v knowing which of the tabs ts were opened for its agent:
-// those whose opened_by is its tab, or a tab opened for it, and so on.
-func (v viewer) withOpened(ts []workspace.Terminal) viewer {
-	if v.all || v.tab == "" {
-		return v
+// at reports whether the caller sees the list's i-th tab in full.
+func (f fullView) at(i int) bool { return f == nil || f[i] }
+
+// sees says which of the tabs ts (every tab, for the opened_by chains) v
+// sees in full: its own, those whose opened_by is its tab, or a tab
+// opened for it, and so on. A list is cheap to judge: no map unless a tab
+// was opened for the agent of a tab opened for v's.
+func (v viewer) sees(ts []workspace.Terminal) fullView {
+	if v.all {
+		return nil
 	}
-	var parent map[string]string
-	for _, t := range ts {
-		if t.OpenedBy != "" {
-			if parent == nil {
-				parent = make(map[string]string)
-			}
-			parent[t.ID] = t.OpenedBy
+	out := make(fullView, len(ts))
+	if v.tab == "" {
+		return out
+	}
+	deeper := false
+	for i, t := range ts {
+		switch {
+		case t.ID == v.tab, t.OpenedBy == v.tab:
+			out[i] = true
+		case t.OpenedBy != "":
+			deeper = true
 		}
 	}
-	if parent == nil {
-		return v
+	if deeper {
+		v.chains(ts, out)
 	}
-	// Each chain is walked once (known); it ends at v.tab, at a tab the
-	// human opened, or at a tab that is gone. A chain longer than the
-	// tabs loops, which opened_by cannot, and counts as not opened for v.
-	known := map[string]bool{v.tab: true}
-	var chain []string
-	for id := range parent {
+	return out
+}
+
+// chains settles the tabs of ts whose opener is neither none nor v's tab
+// by following opened_by up: to a tab seen in full (seen), to a tab the
+// human opened or one that is gone (not). A chain longer than the tabs
+// loops, which opened_by cannot, and is not seen.
+func (v viewer) chains(ts []workspace.Terminal, out fullView) {
+	index := make(map[string]int, len(ts))
+	settled := make([]bool, len(ts))
+	for i, t := range ts {
+		index[t.ID] = i
+		settled[i] = out[i] || t.OpenedBy == ""
+	}
+	var chain []int
+	for i := range ts {
 		chain = chain[:0]
-		cur, mine := id, false
-		for range len(parent) + 1 {
-			if k, ok := known[cur]; ok {
-				mine = k
-				break
-			}
-			p, ok := parent[cur]
-			if !ok {
+		cur, mine := i, false
+		for range len(ts) + 1 {
+			if settled[cur] {
+				mine = out[cur]
 				break
 			}
 			chain = append(chain, cur)
+			p, ok := index[ts[cur].OpenedBy]
+			if !ok {
+				break
+			}
 			cur = p
 		}
 		for _, c := range chain {
-			known[c] = mine
+			out[c], settled[c] = mine, true
 		}
 	}
-	v.opened = known
-	return v
 }
 
 // redact is t as a caller who may not read its tab sees it: without what
@@ -130,11 +144,7 @@ func within(dir, root string) bool {
 // which redacts the same way). With last, a tab the caller sees in full
 // carries its last finished command.
 func (s *Service) terminalFor(ctx context.Context, t workspace.Terminal, last bool) *terminalv1.Terminal {
-	v := viewerOf(ctx)
-	if !v.full(t.ID) && v.tab != "" && t.OpenedBy != "" {
-		v = v.withOpened(s.ws.List())
-	}
-	if !v.full(t.ID) {
+	if !viewerOf(ctx).seesOne(t, s.ws.List) {
 		return toTerminal(redact(t))
 	}
 	out := toTerminal(t)
@@ -142,4 +152,27 @@ func (s *Service) terminalFor(ctx context.Context, t workspace.Terminal, last bo
 		out.LastCommand = s.lastCommandSummary(t.ID)
 	}
 	return out
+}
+
+// seesOne reports whether v sees tab t in full, calling list for every
+// tab only when an opened_by chain may lead from t to v's tab.
+func (v viewer) seesOne(t workspace.Terminal, list func() []workspace.Terminal) bool {
+	switch {
+	case v.all:
+		return true
+	case v.tab == "":
+		return false
+	case t.ID == v.tab || t.OpenedBy == v.tab:
+		return true
+	case t.OpenedBy == "":
+		return false
+	}
+	ts := list()
+	full := v.sees(ts)
+	for i := range ts {
+		if ts[i].ID == t.ID {
+			return full.at(i)
+		}
+	}
+	return false
 }

@@ -2,7 +2,6 @@ package terminald
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"testing"
 
@@ -85,35 +84,36 @@ func TestViewer(t *testing.T) {
 	}
 	all := []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t10"}
 	tests := []struct {
-		name   string
-		ctx    context.Context
-		full   []string
-		noList bool // without withOpened
+		name string
+		ctx  context.Context
+		full []string
 	}{
-		{"human", guard.NewContext(context.Background(), guard.Caller{}), append(all, "t99"), false},
-		{"agent in t1", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, TabID: "t1"}), []string{"t1", "t2", "t3", "t4"}, false},
-		{"agent in t1, tabs not listed", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, TabID: "t1"}), []string{"t1"}, true},
-		{"gateway for t3", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t3"}), []string{"t3", "t4"}, false},
-		{"gateway for t5", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t5"}), []string{"t5", "t6"}, false},
-		{"agent outside every tab", guard.NewContext(context.Background(), guard.Caller{ForAgent: true}), nil, false},
-		{"inside, left its tab", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, LeftTab: true}), nil, false},
-		{"agent in t8", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t8"}), []string{"t8", "t10"}, false},
-		{"no guard", context.Background(), nil, false},
+		{"human", guard.NewContext(context.Background(), guard.Caller{}), all},
+		{"agent in t1", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, TabID: "t1"}), []string{"t1", "t2", "t3", "t4"}},
+		{"gateway for t3", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t3"}), []string{"t3", "t4"}},
+		{"gateway for t5", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t5"}), []string{"t5", "t6"}},
+		{"agent outside every tab", guard.NewContext(context.Background(), guard.Caller{ForAgent: true}), nil},
+		{"inside, left its tab", guard.NewContext(context.Background(), guard.Caller{Inside: true, ForAgent: true, LeftTab: true}), nil},
+		{"agent in t8", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t8"}), []string{"t8", "t10"}},
+		{"agent in a closed tab", guard.NewContext(context.Background(), guard.Caller{ForAgent: true, TabID: "t9"}), []string{"t7"}},
+		{"no guard", context.Background(), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := viewerOf(tt.ctx)
-			if !tt.noList {
-				v = v.withOpened(tabs)
-			}
+			full := v.sees(tabs)
 			var got []string
-			for _, id := range append(all, "t99") {
-				if v.full(id) {
-					got = append(got, id)
+			for i, tab := range tabs {
+				if full.at(i) {
+					got = append(got, tab.ID)
+				}
+				// One tab at a time, as terminalFor judges it.
+				if one := v.seesOne(tab, func() []workspace.Terminal { return tabs }); one != full.at(i) {
+					t.Errorf("tab %s alone: seen in full %v, in the list %v", tab.ID, one, full.at(i))
 				}
 			}
 			if !slices.Equal(got, tt.full) {
-				t.Errorf("sees in full %v, want %v (opened %v)", got, tt.full, slices.Sorted(maps.Keys(v.opened)))
+				t.Errorf("sees in full %v, want %v", got, tt.full)
 			}
 		})
 	}

@@ -61,8 +61,8 @@ func (s *Service) ListTerminals(ctx context.Context, r *terminalv1.ListTerminals
 		return &terminalv1.ListTerminalsResponse{Terminals: []*terminalv1.Terminal{s.terminalFor(ctx, t, false)}}, nil
 	}
 	ts := s.ws.List()
-	v := viewerOf(ctx).withOpened(ts)
-	return s.wire.response(s.withLastCommands(s.terms.convert(ts, v), v)), nil
+	full := viewerOf(ctx).sees(ts)
+	return s.wire.response(s.withLastCommands(s.terms.convert(ts, full), full)), nil
 }
 
 // CreateTerminal opens a tab.
