@@ -7,6 +7,9 @@ import (
 
 // Converters between the workspace's types and the wire types.
 
+// toTerminal is t's message, in full. Handlers send tabs through
+// Service.terminalFor or termCache.convert, which redact what a caller
+// may not see (redact.go); nothing else calls it.
 func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 	out := &terminalv1.Terminal{
 		Id:          t.ID,
@@ -45,14 +48,6 @@ func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 	return out
 }
 
-func toTerminals(ts []workspace.Terminal) []*terminalv1.Terminal {
-	out := make([]*terminalv1.Terminal, len(ts))
-	for i, t := range ts {
-		out[i] = toTerminal(t)
-	}
-	return out
-}
-
 func toGroup(g workspace.Group) *terminalv1.Group {
 	return &terminalv1.Group{Id: g.ID, Name: g.Name, Color: g.Color, WindowId: g.WindowID, TerminalIds: g.TabIDs}
 }
@@ -68,6 +63,8 @@ var eventKinds = map[workspace.EventKind]terminalv1.WatchTerminalsResponse_Kind{
 	workspace.EventClosed:      terminalv1.WatchTerminalsResponse_KIND_CLOSED,
 }
 
-func toEvent(ev workspace.Event) *terminalv1.WatchTerminalsResponse {
-	return &terminalv1.WatchTerminalsResponse{Kind: eventKinds[ev.Kind], Terminal: toTerminal(ev.Terminal)}
+// toEvent is ev with its tab as tm, the message the watcher may see
+// (Service.terminalFor).
+func toEvent(ev workspace.Event, tm *terminalv1.Terminal) *terminalv1.WatchTerminalsResponse {
+	return &terminalv1.WatchTerminalsResponse{Kind: eventKinds[ev.Kind], Terminal: tm}
 }

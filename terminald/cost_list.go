@@ -13,37 +13,52 @@ import (
 // termCache keeps each tab's wire message for as long as the tab shows the
 // same: an agent lists tabs again and again while most stay as they were,
 // and building 200 messages a call was a third of terminald's cost of
-// list_terminals. The messages are shared by concurrent answers, which
-// only read them (gRPC marshals them; protobuf messages are safe for
+// list_terminals. It keeps both messages of a tab, in full and as redact
+// makes it for callers who may not read the tab (redact.go), each built
+// when first asked for. The messages are shared by concurrent answers,
+// which only read them (gRPC marshals them; protobuf messages are safe for
 // concurrent reads).
 type termCache struct {
 	mu sync.Mutex
-	m  map[string]cachedTerm // by tab id
+	m  map[string]*cachedTerm // by tab id
 }
 
-// cachedTerm is a tab as last listed and its message.
+// cachedTerm is a tab as last listed and its messages.
 type cachedTerm struct {
-	t  workspace.Terminal
-	pb *terminalv1.Terminal
+	t   workspace.Terminal
+	pb  *terminalv1.Terminal // in full; nil until asked for
+	red *terminalv1.Terminal // redacted; nil until asked for
 }
 
-// convert is toTerminals, reusing the message of every tab that did not
-// change since it was last converted.
-func (c *termCache) convert(ts []workspace.Terminal) []*terminalv1.Terminal {
+// convert is ts as full says: each tab's message in full or redacted,
+// reusing the messages of every tab that did not change since it was
+// last converted.
+func (c *termCache) convert(ts []workspace.Terminal, full fullView) []*terminalv1.Terminal {
 	out := make([]*terminalv1.Terminal, len(ts))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 2*len(ts)+16 {
 		// Closed tabs pile up otherwise.
-		c.m = make(map[string]cachedTerm, len(ts))
+		c.m = make(map[string]*cachedTerm, len(ts))
 	}
 	for i, t := range ts {
-		if e, ok := c.m[t.ID]; ok && e.t.Equal(t) {
-			out[i] = e.pb
-			continue
+		e, ok := c.m[t.ID]
+		if !ok || !e.t.Equal(t) {
+			e = &cachedTerm{t: t}
+			c.m[t.ID] = e
 		}
-		out[i] = toTerminal(t)
-		c.m[t.ID] = cachedTerm{t: t, pb: out[i]}
+		switch {
+		case full.at(i):
+			if e.pb == nil {
+				e.pb = toTerminal(t)
+			}
+			out[i] = e.pb
+		default:
+			if e.red == nil {
+				e.red = toTerminal(redact(t))
+			}
+			out[i] = e.red
+		}
 	}
 	return out
 }
@@ -51,7 +66,9 @@ func (c *termCache) convert(ts []workspace.Terminal) []*terminalv1.Terminal {
 // wireCache keeps each tab message's wire form, by message: the caches
 // before it (termCache, cmdTerms) hand out the same message for as long
 // as a tab stays the same, so the pointer is the key. Encoding 200
-// messages was the largest part left of terminald's cost of a list.
+// messages was the largest part left of terminald's cost of a list. A tab
+// has up to three messages in use (in full, with its last command, and
+// redacted), so the cache holds three per tab before it starts over.
 type wireCache struct {
 	mu sync.Mutex
 	m  map[*terminalv1.Terminal][]byte // the field-1 record of the message
@@ -65,7 +82,7 @@ type wireCache struct {
 func (c *wireCache) response(ts []*terminalv1.Terminal) *terminalv1.ListTerminalsResponse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) > 2*len(ts)+16 {
+	if c.m == nil || len(c.m) > 3*len(ts)+16 {
 		c.m = make(map[*terminalv1.Terminal][]byte, len(ts))
 	}
 	size := 0

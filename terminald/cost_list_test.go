@@ -22,7 +22,7 @@ func TestListCachesDecodeAsTheList(t *testing.T) {
 	}
 	check := func(what string) {
 		t.Helper()
-		b, err := proto.Marshal(wire.response(terms.convert(tabs)))
+		b, err := proto.Marshal(wire.response(terms.convert(tabs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,20 +30,23 @@ func TestListCachesDecodeAsTheList(t *testing.T) {
 		if err := proto.Unmarshal(b, &got); err != nil {
 			t.Fatal(err)
 		}
-		want := &terminalv1.ListTerminalsResponse{Terminals: toTerminals(tabs)}
+		want := &terminalv1.ListTerminalsResponse{}
+		for _, tab := range tabs {
+			want.Terminals = append(want.Terminals, toTerminal(tab))
+		}
 		if !proto.Equal(&got, want) {
 			t.Errorf("%s: decoded\n%v\nwant\n%v", what, &got, want)
 		}
 	}
 	check("first list")
-	first := terms.convert(tabs)[0]
+	first := terms.convert(tabs, nil)[0]
 	check("same tabs again")
-	if terms.convert(tabs)[0] != first {
+	if terms.convert(tabs, nil)[0] != first {
 		t.Error("an unchanged tab's message was not reused")
 	}
 	tabs[0].Directory, tabs[0].Idle = "/tmp", false
 	check("after t1 changed")
-	if terms.convert(tabs)[0] == first {
+	if terms.convert(tabs, nil)[0] == first {
 		t.Error("a changed tab's message was reused")
 	}
 	tabs = tabs[1:]

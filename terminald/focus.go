@@ -51,7 +51,7 @@ func (s *Service) FocusTerminal(ctx context.Context, r *terminalv1.FocusTerminal
 			return nil, err
 		}
 		n := s.focuses.Attached(t.WindowID)
-		resp := &terminalv1.FocusTerminalResponse{Terminal: toTerminal(t), Outcome: terminalv1.FocusTerminalResponse_OUTCOME_MOVED,
+		resp := &terminalv1.FocusTerminalResponse{Terminal: s.terminalFor(ctx, t, false), Outcome: terminalv1.FocusTerminalResponse_OUTCOME_MOVED,
 			MovedClients: int32(n), Note: fmt.Sprintf("Tab %s is in front: every attached client of window %s shows it.", id, t.WindowID)}
 		if n == 0 {
 			resp.Outcome, resp.Note = terminalv1.FocusTerminalResponse_OUTCOME_NO_CLIENT, noClientNote(id, t.WindowID)
@@ -64,14 +64,14 @@ func (s *Service) FocusTerminal(ctx context.Context, r *terminalv1.FocusTerminal
 		return nil, err
 	}
 	resp := focusResponse(id, res)
+	resp.Terminal = s.terminalFor(ctx, res.Terminal, false)
 	s.recordFocus(ctx, who, id, res)
 	return resp, nil
 }
 
 // focusResponse words what an agent's request did.
 func focusResponse(id string, res attach.FocusResult) *terminalv1.FocusTerminalResponse {
-	resp := &terminalv1.FocusTerminalResponse{Terminal: toTerminal(res.Terminal),
-		MovedClients: int32(res.Moved), NotifiedClients: int32(res.Noticed)}
+	resp := &terminalv1.FocusTerminalResponse{MovedClients: int32(res.Moved), NotifiedClients: int32(res.Noticed)}
 	win := res.Terminal.WindowID
 	switch res.Outcome {
 	case attach.FocusMoved:

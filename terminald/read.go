@@ -399,11 +399,13 @@ func summary(c workspace.Command) *terminalv1.CommandResult {
 	return res
 }
 
-// withLastCommands returns ts with each tab's last finished command
-// added. The messages of ts may be shared (cost_list.go's cache) and are
-// not changed: a tab with a last command gets a copy, kept in s.cmdTerms
-// while neither the tab's message nor its command change.
-func (s *Service) withLastCommands(ts []*terminalv1.Terminal) []*terminalv1.Terminal {
+// withLastCommands returns ts with the last finished command added to
+// each tab the caller sees in full (a redacted tab's message has none: the command
+// line is what the human typed). The messages of ts may be shared
+// (cost_list.go's cache) and are not changed: a tab with a last command
+// gets a copy, kept in s.cmdTerms while neither the tab's message nor its
+// command change.
+func (s *Service) withLastCommands(ts []*terminalv1.Terminal, full fullView) []*terminalv1.Terminal {
 	out := make([]*terminalv1.Terminal, len(ts))
 	s.cmdTerms.mu.Lock()
 	defer s.cmdTerms.mu.Unlock()
@@ -411,6 +413,10 @@ func (s *Service) withLastCommands(ts []*terminalv1.Terminal) []*terminalv1.Term
 		s.cmdTerms.m = map[string]cmdTerm{}
 	}
 	for i, t := range ts {
+		if !full.at(i) {
+			out[i] = t
+			continue
+		}
 		c, ok, err := s.ws.LastCommand(t.GetId())
 		if err != nil || !ok {
 			out[i] = t

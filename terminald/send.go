@@ -41,7 +41,7 @@ func (s *Service) SendKeys(ctx context.Context, r *terminalv1.SendKeysRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.SendKeysResponse{Terminal: toTerminal(t)}, nil
+	return &terminalv1.SendKeysResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }
 
 // authorizeKeys lets the human's own terminal through and puts every

@@ -58,15 +58,18 @@ func NewService(ws *workspace.Workspace) *Service {
 
 // ListTerminals lists every tab, or the one terminal_id names (the
 // gateway's way to learn a caller's directory without listing them all).
-func (s *Service) ListTerminals(_ context.Context, r *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
+// An agent sees in full only the tabs it may read for free (redact.go).
+func (s *Service) ListTerminals(ctx context.Context, r *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
 	if id := r.GetTerminalId(); id != "" {
 		t, err := s.ws.Get(id)
 		if err != nil {
 			return nil, err
 		}
-		return &terminalv1.ListTerminalsResponse{Terminals: []*terminalv1.Terminal{toTerminal(t)}}, nil
+		return &terminalv1.ListTerminalsResponse{Terminals: []*terminalv1.Terminal{s.terminalFor(ctx, t, false)}}, nil
 	}
-	return s.wire.response(s.withLastCommands(s.terms.convert(s.ws.List()))), nil
+	ts := s.ws.List()
+	full := viewerOf(ctx).sees(ts)
+	return s.wire.response(s.withLastCommands(s.terms.convert(ts, full), full)), nil
 }
 
 // CreateTerminal opens a tab.
@@ -81,7 +84,7 @@ func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTermin
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.CreateTerminalResponse{Terminal: toTerminal(t)}, nil
+	return &terminalv1.CreateTerminalResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }
 
 // RunCommand types one line into an idle tab; with wait_seconds it waits
@@ -102,7 +105,7 @@ func (s *Service) RunCommand(ctx context.Context, r *terminalv1.RunCommandReques
 		if err != nil {
 			return nil, err
 		}
-		return &terminalv1.RunCommandResponse{Terminal: toTerminal(t), NextCursor: next}, nil
+		return &terminalv1.RunCommandResponse{Terminal: s.terminalFor(ctx, t, false), NextCursor: next}, nil
 	}
 	c, err := s.ws.RunAndWait(ctx, id, r.GetCommand(), time.Duration(r.GetWaitSeconds())*time.Second)
 	if err != nil {
@@ -117,8 +120,7 @@ func (s *Service) RunCommand(ctx context.Context, r *terminalv1.RunCommandReques
 	if err != nil {
 		return nil, err
 	}
-	resp := &terminalv1.RunCommandResponse{Terminal: toTerminal(t), Result: res, StillRunning: !c.Finished, NextCursor: next, EndedBy: c.EndedBy}
-	resp.Terminal.LastCommand = s.lastCommandSummary(id)
+	resp := &terminalv1.RunCommandResponse{Terminal: s.terminalFor(ctx, t, true), Result: res, StillRunning: !c.Finished, NextCursor: next, EndedBy: c.EndedBy}
 	if !c.Finished {
 		res.Note = strings.TrimSpace(fmt.Sprintf("The command was still running after %d s; output holds what it printed so far. "+
 			"read_output with cursor=next_cursor returns what it prints next; add wait_for \"idle\" to wait for it to end. %s",
@@ -133,7 +135,7 @@ func (s *Service) UpdateTerminal(ctx context.Context, r *terminalv1.UpdateTermin
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.UpdateTerminalResponse{Terminal: toTerminal(t)}, nil
+	return &terminalv1.UpdateTerminalResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }
 
 // CloseTerminal closes a tab.
@@ -145,12 +147,12 @@ func (s *Service) CloseTerminal(_ context.Context, r *terminalv1.CloseTerminalRe
 }
 
 // ResizeTerminal resizes a tab.
-func (s *Service) ResizeTerminal(_ context.Context, r *terminalv1.ResizeTerminalRequest) (*terminalv1.ResizeTerminalResponse, error) {
+func (s *Service) ResizeTerminal(ctx context.Context, r *terminalv1.ResizeTerminalRequest) (*terminalv1.ResizeTerminalResponse, error) {
 	t, err := s.ws.Resize(r.GetTerminalId(), int(r.GetCols()), int(r.GetRows()))
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.ResizeTerminalResponse{Terminal: toTerminal(t)}, nil
+	return &terminalv1.ResizeTerminalResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }
 
 // WatchTerminals streams changes until the client goes away or terminald
@@ -164,7 +166,7 @@ func (s *Service) WatchTerminals(_ *terminalv1.WatchTerminalsRequest, stream ter
 			if !ok {
 				return wt.Err()
 			}
-			if err := stream.Send(toEvent(ev)); err != nil {
+			if err := stream.Send(toEvent(ev, s.terminalFor(stream.Context(), ev.Terminal, false))); err != nil {
 				return err
 			}
 		case <-stream.Context().Done():
@@ -206,7 +208,7 @@ func (s *Service) MoveToGroup(ctx context.Context, r *terminalv1.MoveToGroupRequ
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.MoveToGroupResponse{Terminal: toTerminal(t)}, nil
+	return &terminalv1.MoveToGroupResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }
 
 // ListThemeColors lists the palette.
@@ -233,10 +235,10 @@ func (s *Service) CreateWindow(_ context.Context, r *terminalv1.CreateWindowRequ
 }
 
 // SetAgentState records an agent client's state in a tab.
-func (s *Service) SetAgentState(_ context.Context, r *terminalv1.SetAgentStateRequest) (*terminalv1.SetAgentStateResponse, error) {
+func (s *Service) SetAgentState(ctx context.Context, r *terminalv1.SetAgentStateRequest) (*terminalv1.SetAgentStateResponse, error) {
 	t, err := s.ws.SetAgent(r.GetTerminalId(), r.GetClient(), workspace.AgentState(r.GetState()))
 	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.SetAgentStateResponse{Terminal: toTerminal(t)}, nil
+	return &terminalv1.SetAgentStateResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }

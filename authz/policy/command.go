@@ -38,7 +38,7 @@ func checkTypable(t TabInfo) error {
 	switch {
 	case t.Exited:
 		return fmt.Errorf("%s has exited (its program ended), so nothing can be typed into it; "+
-			"create_terminal opens a new tab: %w", describeTab(t), errdefs.ErrFailedPrecondition)
+			"create_terminal opens a new tab: %w", tabForAgent(t), errdefs.ErrFailedPrecondition)
 	case !t.Idle:
 		running := "a program"
 		if t.Foreground != "" {
@@ -46,7 +46,7 @@ func checkTypable(t TabInfo) error {
 		}
 		return fmt.Errorf("%s is busy: %s is running in it, and run_command types only at a waiting prompt; "+
 			"wait until list_terminals shows it idle, or open a tab with create_terminal: %w",
-			describeTab(t), running, errdefs.ErrFailedPrecondition)
+			tabForAgent(t), running, errdefs.ErrFailedPrecondition)
 	}
 	return nil
 }

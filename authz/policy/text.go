@@ -107,6 +107,12 @@ func describeTab(t TabInfo) string {
 	return "tab " + printable(t.ID) + " (" + tabTitle(t) + ")"
 }
 
+// tabForAgent names a tab in what the agent is told (a refusal): by its
+// id alone, as its title may be what its programs wrote (OSC 0/2, such as
+// a command line the human typed), which an agent that may not read the
+// tab must not learn from being refused.
+func tabForAgent(t TabInfo) string { return "tab " + printable(t.ID) }
+
 // tabTitle is a tab's title for the human, marked when an agent gave the
 // tab its name: "prod", named by an agent.
 func tabTitle(t TabInfo) string {

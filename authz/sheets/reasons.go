@@ -20,9 +20,17 @@ func turnedAway(r Request, ta turnAway, now time.Time) string {
 		"it may ask again at %s (in %s)", r.who(), clockTime(ta.denied), clockTime(ta.until), ta.until.Sub(now).Round(time.Second))
 }
 
+// deniedReason tells the agent its call was denied. It names what the
+// call acts on by its id (or directory), not the sheet's subject, which
+// describes the target tab for the human by its title: the agent may not
+// read that tab, and its title may be what its programs wrote.
 func deniedReason(p *pending, until time.Time) string {
-	return fmt.Sprintf("refused: the human denied %s %s; %s is turned away until %s: do not ask again before then",
-		p.Need.Tool, p.Need.Subject, p.who(), clockTime(until))
+	what := p.Need.Tool
+	if p.Need.Target != "" {
+		what += " on " + p.Need.Target
+	}
+	return fmt.Sprintf("refused: the human denied %s; %s is turned away until %s: do not ask again before then",
+		what, p.who(), clockTime(until))
 }
 
 func deniedEarlier(r Request, until time.Time) string {

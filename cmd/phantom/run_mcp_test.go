@@ -131,7 +131,8 @@ func checkFinished(t *testing.T, name string, r runResult, exit int, output ...s
 // TestRunWaitShells runs commands and waits for them in bash, zsh and
 // fish tabs through the MCP socket: exit codes 0, 1 and 143 (a signal),
 // exactly the command's own output, one sheet for run and read, the last
-// command in read_output and list_terminals, a command outliving its wait
+// command in read_output (and not in list_terminals: the tab is not the
+// agent's), a command outliving its wait
 // continued with its cursor and wait_for, and reads since a cursor.
 func TestRunWaitShells(t *testing.T) {
 	for _, sh := range []string{"/usr/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"} {
@@ -183,15 +184,13 @@ func TestRunWaitShells(t *testing.T) {
 				} `json:"terminals"`
 			}
 			structured(t, waitStep(t, read, 4), &ls)
-			found := false
+			// The tab is not the agent's own nor opened for it: the free
+			// list leaves its last command out, whatever grant the agent
+			// holds (read_output, step 3, reads it).
 			for _, tm := range ls.Terminals {
-				if tm.ID == tab {
-					found = tm.LastCommand != nil && tm.LastCommand.Command == kill && tm.LastCommand.ExitCode != nil &&
-						*tm.LastCommand.ExitCode == 143 && tm.LastCommand.FinishedAt != ""
+				if tm.ID == tab && tm.LastCommand != nil {
+					t.Errorf("list_terminals shows the agent the last command of tab %s, which is not its own: %+v", tab, tm.LastCommand)
 				}
-			}
-			if !found {
-				t.Errorf("list_terminals does not show tab %s's last command %q with exit 143: %+v", tab, kill, ls.Terminals)
 			}
 
 			structured(t, waitStep(t, read, 5), &r)

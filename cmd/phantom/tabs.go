@@ -93,7 +93,12 @@ func lsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List the tabs",
 		Long: `ls lists the tabs. WINDOW is where attach's status line shows a tab,
-as commands take it: main:2 is the second tab of window main.`,
+as commands take it: main:2 is the second tab of window main.
+
+Run inside a Phantom tab, ls shows the tabs as list_terminals shows them
+to an agent there: of every tab but its own and those opened for it, no
+last command, no title a program set (its name, else its foreground
+program) and its shell's directory as the kernel reports it, not OSC 7.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			var (

@@ -397,6 +397,9 @@ type status struct {
 	exitCode int
 	cols     int
 	rows     int
+	// kernelDir is the leader's working directory as the kernel last
+	// had it, which project is of.
+	kernelDir string
 }
 
 // computeStatus reads the tab's status from its screen, its PTY and
@@ -416,7 +419,7 @@ func (t *tab) computeStatus() status {
 		// Keep showing where the program was and what it was.
 		t.lastMu.Lock()
 		defer t.lastMu.Unlock()
-		s.fgName, s.directory, s.worktree, s.project = t.lastFg, t.lastDir, t.worktree, t.project
+		s.fgName, s.directory, s.worktree, s.project, s.kernelDir = t.lastFg, t.lastDir, t.worktree, t.project, t.projectOf
 		if s.directory == "" {
 			s.directory = cwd
 		}
@@ -447,7 +450,7 @@ func (t *tab) computeStatus() status {
 	if procCwd != "" && t.projectOf != procCwd {
 		t.projectOf, t.project = procCwd, project.Of(procCwd)
 	}
-	s.project = t.project
+	s.project, s.kernelDir = t.project, t.projectOf
 	if t.listenPID != s.fgPID || t.listenComm != s.fgName {
 		listen, known := listenArg(s.fgPID)
 		t.listen = listen

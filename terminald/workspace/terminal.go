@@ -57,6 +57,12 @@ type Terminal struct {
 	// Project is the project the tab works in, as Phantom decides it (see
 	// the proto's Terminal.project).
 	Project string
+	// KernelDirectory is the working directory of the tab's leader as the
+	// kernel last reported it (/proc/PID/cwd), never OSC 7: what callers
+	// that may not see what the tab's programs say are shown instead of
+	// Directory. In a sandboxed tab the leader is the sandbox launcher,
+	// which stays where the tab was opened.
+	KernelDirectory string
 }
 
 // equal reports whether a and b show the same.
@@ -76,7 +82,7 @@ func (a Terminal) Equal(b Terminal) bool {
 		a.Exited == b.Exited && a.ExitCode == b.ExitCode && a.Cols == b.Cols && a.Rows == b.Rows &&
 		a.GroupSetByAgent == b.GroupSetByAgent && a.NameSetByAgent == b.NameSetByAgent &&
 		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor && a.UnsandboxedAgent == b.UnsandboxedAgent &&
-		a.OpenedBy == b.OpenedBy && a.Project == b.Project
+		a.OpenedBy == b.OpenedBy && a.Project == b.Project && a.KernelDirectory == b.KernelDirectory
 }
 
 // infoLocked is e as callers see it, from e's status snapshot
@@ -109,6 +115,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		UnsandboxedAgent: !e.sandboxed && (e.agentClient != "" || w.config.Load().IsAgentProgram(st.fgName)),
 		OpenedBy:         e.openedBy,
 		Project:          e.projectOf(st),
+		KernelDirectory:  st.kernelDir,
 	}
 }
 

@@ -325,11 +325,15 @@ type Terminal struct {
 	// Short, stable id of the tab, e.g. "t3".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// What the tab shows as its title: its name if set, else the title the
-	// program set (OSC 0/2), else the foreground program.
+	// program set (OSC 0/2), else the foreground program. For an agent, a
+	// tab it may not read (not its own, not opened for it) has no program
+	// title here: its name if set, else its foreground program's.
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
 	// The name given by create or update; empty if none.
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	// The shell's current directory (from OSC 7, else /proc).
+	// The shell's current directory (from OSC 7, else /proc). For an agent,
+	// a tab it may not read (not its own, not opened for it) shows the
+	// directory of its leader as the kernel reports it (/proc), never OSC 7.
 	Directory string `protobuf:"bytes,4,opt,name=directory,proto3" json:"directory,omitempty"`
 	// The tab's foreground process group leader.
 	ForegroundProcess *Process `protobuf:"bytes,5,opt,name=foreground_process,json=foregroundProcess,proto3" json:"foreground_process,omitempty"`
@@ -343,7 +347,8 @@ type Terminal struct {
 	WindowId string `protobuf:"bytes,9,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
 	// True when this is its window's focused tab.
 	Focused bool `protobuf:"varint,10,opt,name=focused,proto3" json:"focused,omitempty"`
-	// The git worktree the tab works in; empty when none.
+	// The git worktree the tab works in; empty when none. For an agent, a
+	// tab it may not read shows it only when it holds that tab's directory.
 	Worktree string `protobuf:"bytes,11,opt,name=worktree,proto3" json:"worktree,omitempty"`
 	// What the agent client in the tab is doing.
 	AgentState AgentState `protobuf:"varint,12,opt,name=agent_state,json=agentState,proto3,enum=phantom.terminal.v1.AgentState" json:"agent_state,omitempty"`
@@ -376,7 +381,9 @@ type Terminal struct {
 	// (bash, zsh and fish tabs) reported it: its text, exit code and when it
 	// finished; its output is not included (read_output with last_command
 	// reads it). Absent when the shell has no integration or has not
-	// finished a command yet.
+	// finished a command yet, and for an agent, absent on every tab it may
+	// not read (not its own, not opened for it): a command line holds what
+	// the human typed.
 	LastCommand *CommandResult `protobuf:"bytes,24,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
 	// True when an agent runs in this tab but the tab is not sandboxed: the
 	// human started it in a plain shell (`claude` typed at the prompt), so

@@ -53,7 +53,11 @@ const (
 type TerminalServiceClient interface {
 	// Lists every tab with its state: directory, foreground process, whether it
 	// is idle at a prompt, the TCP ports its processes listen on, its group,
-	// window and worktree.
+	// window and worktree. Of a tab other than the caller's own and those
+	// opened for it, what its programs wrote is left out (reading that needs
+	// the read permission): no last_command, the title is its name or else
+	// its foreground program's, and the directory is its shell's as the
+	// kernel reports it.
 	ListTerminals(ctx context.Context, in *ListTerminalsRequest, opts ...grpc.CallOption) (*ListTerminalsResponse, error)
 	// Opens a new tab running the user's shell (or a configured agent) in a
 	// directory, optionally in a group.
@@ -399,7 +403,11 @@ func (c *terminalServiceClient) SendKeys(ctx context.Context, in *SendKeysReques
 type TerminalServiceServer interface {
 	// Lists every tab with its state: directory, foreground process, whether it
 	// is idle at a prompt, the TCP ports its processes listen on, its group,
-	// window and worktree.
+	// window and worktree. Of a tab other than the caller's own and those
+	// opened for it, what its programs wrote is left out (reading that needs
+	// the read permission): no last_command, the title is its name or else
+	// its foreground program's, and the directory is its shell's as the
+	// kernel reports it.
 	ListTerminals(context.Context, *ListTerminalsRequest) (*ListTerminalsResponse, error)
 	// Opens a new tab running the user's shell (or a configured agent) in a
 	// directory, optionally in a group.
