@@ -211,7 +211,9 @@ func TestRunCommandOnlyIntoAnEmptyLine(t *testing.T) {
 			}
 			if _, err := exec.LookPath("less"); err == nil {
 				runWhenEmpty(t, w, id, "less "+file)
-				waitTab(t, w, id, "less", func(tm Terminal, s string) bool { return tm.ForegroundName == "less" && strings.Contains(s, "a line of notes") })
+				waitTab(t, w, id, "less", func(tm Terminal, s string) bool {
+					return tm.ForegroundName == "less" && strings.Contains(s, "a line of notes")
+				})
 				if err := w.Input(id, []byte("jj\x1b[Bq")); err != nil {
 					t.Fatal(err)
 				}
