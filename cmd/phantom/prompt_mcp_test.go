@@ -80,9 +80,9 @@ func TestRunCommandEmptyLineMCP(t *testing.T) {
 			_, read := runAgent(t, env, []map[string]any{
 				{"op": "call", "tool": "run_command", "args": map[string]any{"terminal_id": human, "command": cmd}}, // 0: refused
 				{"op": "wait", "file": cleared}, // 1
-				func() map[string]any { m := runWait(human, cmd, 30); m["retry"] = true; return m }(),   // 2: runs
-				readCall(map[string]any{"terminal_id": human, "last_command": true}),                    // 3
-				{"op": "wait", "file": racing},                                                          // 4
+				func() map[string]any { m := runWait(human, cmd, 30); m["retry"] = true; return m }(), // 2: runs
+				readCall(map[string]any{"terminal_id": human, "last_command": true}),                  // 3
+				{"op": "wait", "file": racing}, // 4
 				{"op": "call", "tool": "run_command", "args": map[string]any{"terminal_id": human, "command": "touch " + raceMarker}}, // 5: refused
 			})
 

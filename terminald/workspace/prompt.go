@@ -34,8 +34,13 @@ import (
 // screen from the prompt's end on is blank (a right prompt or a
 // completion menu there keeps the keys). Keys typed into a full-screen
 // program (less, vim) are forgotten that way once the shell has shown a
-// prompt after them; keys into the shell's own line (a line typed and
-// erased with Ctrl-U, an arrow pressed) once it settled. Without
+// prompt after them; keys into the shell's own line that Phantom could
+// not follow (a line erased with Ctrl-U, an arrow pressed) once the
+// prompt they were typed at settled with its line empty. Plain text typed
+// into the shell's line is never forgotten that way: OSC 133 marks are
+// output, which any program in the tab can print, so a forged prompt mark
+// must not make the human's text look gone; only Enter, Ctrl-C and
+// Backspace clear it. Without
 // integration (sh) Phantom cannot see where the command line starts: it
 // follows the keys alone and refuses until the next Enter (or Ctrl-C)
 // whenever it cannot tell the line is empty.
@@ -112,10 +117,23 @@ func (v lineView) screenBlank() bool {
 // Ctrl-C) is gone once the tab settled, in any tab: whatever read it has
 // started, and the interrupt was handled.
 func (v lineView) keysGone() bool {
-	if v.keys.lineEmpty() {
+	k := v.keys
+	switch {
+	case k.lineEmpty():
 		return v.unread == 0 && v.unrendered == 0 && v.quiet >= lineSettle
+	case k.shell && k.unknown == whyNone:
+		// Plain text typed into the shell's line and not erased: the
+		// screen cannot show it gone (marks are output any program can
+		// print), so only Enter, Ctrl-C or Backspace clear it.
+		return false
+	case k.shell:
+		// Edited in ways not followed: gone when the prompt the keys were
+		// typed at shows its line empty.
+		return v.screenBlank() && v.prompts == k.prompts && v.settled()
+	default:
+		// Keys into a program: gone once a prompt came after them.
+		return v.screenBlank() && v.prompts > k.prompts && v.settled()
 	}
-	return v.screenBlank() && (v.keys.shell || v.prompts > v.keys.prompts) && v.settled()
 }
 
 // settled reports whether the kernel holds no typed key unread and no
@@ -142,7 +160,7 @@ func (v lineView) keysError(tab string) error {
 		what = "its command line may hold text typed there but not entered: keys that edit the line in ways Phantom cannot follow " +
 			"(arrows, Tab, Ctrl-U, Ctrl-R, Escape, …) were pressed there since the last Enter"
 	}
-	if v.screenBlank() && (k.shell || v.prompts > k.prompts) {
+	if v.screenBlank() && (k.shell && k.unknown != whyNone && v.prompts == k.prompts || !k.shell && v.prompts > k.prompts) {
 		// Only the settling is missing.
 		what += "; the screen shows the line empty, but keys were typed or output printed there moments ago: try again in a moment"
 	}

@@ -139,8 +139,14 @@ func TestLineCheck(t *testing.T) {
 		{"keys into less, canonical", func() lineView { v := settled(typed("q", program)); v.canonical = true; return v }(), false, false, ""},
 		{"keys into less, no integration", func() lineView { v := settled(typed("q", program)); v.marks = false; return v }(), false, false, ""},
 		{"a line erased with Ctrl-U, settled", func() lineView { v := settled(typed(secret+"\x15", shell)); v.prompts = v.keys.prompts; return v }(), true, true, ""},
-		{"a line erased with Ctrl-U, just now", func() lineView { v := settled(typed(secret+"\x15", shell)); v.quiet = 0; return v }(), false, false, "try again in a moment"},
+		{"a line erased with Ctrl-U, just now", func() lineView {
+			v := settled(typed(secret+"\x15", shell))
+			v.prompts, v.quiet = v.keys.prompts, 0
+			return v
+		}(), false, false, "try again in a moment"},
 		{"text typed, echoed", func() lineView { v := settled(typed(secret, shell)); v.shown = secret; return v }(), false, false, "holds 14 characters"},
+		{"text typed, a forged prompt after it", settled(typed(secret, shell)), false, false, "holds 14 characters"},
+		{"a line erased with Ctrl-U, a prompt after it", settled(typed(secret+"\x15", shell)), false, false, "arrows, Tab"},
 		{"text typed after the cursor (Home)", func() lineView { v := settled(typed(secret+"\x1b[H", shell)); v.rest = secret; return v }(), false, false, "arrows, Tab"},
 		{"restarted, settled", settled(lineKeys{unknown: whyRestored}), true, true, ""},
 		{"a line entered moments ago", lineView{keys: typed("vim\r", shell), marks: true}, false, false, "entered or interrupted there moments ago"},
