@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/phantom-dev/phantom/terminald/pty"
+	"github.com/phantom-dev/phantom/terminald/screen"
 )
 
 // Following what was typed into a tab since the last Enter.
@@ -54,9 +55,12 @@ type lineKeys struct {
 	// interrupt.
 	ended bool
 	// at is when the last key was typed; prompts how many prompts the
-	// shell had shown by then (commandLog.prompts).
-	at      time.Time
-	prompts uint64
+	// shell had shown by then (commandLog.prompts), and promptAt where
+	// the last one ended (its B mark), if known.
+	at         time.Time
+	prompts    uint64
+	promptAt   screen.Pos
+	havePrompt bool
 
 	// The scanner's state across writes.
 	esc      int // escNone, escStart, escCSI, escSS3

@@ -67,8 +67,10 @@ type lineView struct {
 	// the cursor to the end of the screen. more: shown did not fit a read.
 	shown, rest string
 	more        bool
-	// prompts counts the prompts the shell has shown.
-	prompts uint64
+	// prompts counts the prompts the shell has shown; promptAt is where
+	// the current one ends (its B mark), valid with marks.
+	prompts  uint64
+	promptAt screen.Pos
 	// unread is the typed bytes no program has read, unrendered the
 	// output not yet read from the terminal; -1 when unknown.
 	unread, unrendered int
@@ -128,12 +130,19 @@ func (v lineView) keysGone() bool {
 		return false
 	case k.shell:
 		// Edited in ways not followed: gone when the prompt the keys were
-		// typed at shows its line empty.
-		return v.screenBlank() && v.prompts == k.prompts && v.settled()
+		// typed at (redrawn, maybe: readline redraws it with its marks on
+		// Ctrl-U) shows its line empty.
+		return v.screenBlank() && v.samePrompt() && v.settled()
 	default:
 		// Keys into a program: gone once a prompt came after them.
 		return v.screenBlank() && v.prompts > k.prompts && v.settled()
 	}
+}
+
+// samePrompt reports whether the prompt shown ends where the one the
+// last key was typed at ended.
+func (v lineView) samePrompt() bool {
+	return v.keys.havePrompt && v.keys.promptAt == v.promptAt
 }
 
 // settled reports whether the kernel holds no typed key unread and no
@@ -160,7 +169,7 @@ func (v lineView) keysError(tab string) error {
 		what = "its command line may hold text typed there but not entered: keys that edit the line in ways Phantom cannot follow " +
 			"(arrows, Tab, Ctrl-U, Ctrl-R, Escape, …) were pressed there since the last Enter"
 	}
-	if v.screenBlank() && (k.shell && k.unknown != whyNone && v.prompts == k.prompts || !k.shell && v.prompts > k.prompts) {
+	if v.screenBlank() && (k.shell && k.unknown != whyNone && v.samePrompt() || !k.shell && v.prompts > k.prompts) {
 		// Only the settling is missing.
 		what += "; the screen shows the line empty, but keys were typed or output printed there moments ago: try again in a moment"
 	}
@@ -193,7 +202,7 @@ func (t *tab) lineViewLocked() lineView {
 	v.prompts = l.prompts
 	l.mu.Unlock()
 	if t.integrated && t.sawPrompt && haveIn {
-		v.marks = true
+		v.marks, v.promptAt = true, in
 		cur := t.scr.CursorPos()
 		if cur.Seq < in.Seq || cur.Seq == in.Seq && cur.Off < in.Off {
 			v.lost = true
@@ -276,11 +285,11 @@ func (t *tab) typeKeys(p []byte) error {
 	defer t.unlockInput()
 	to := t.keyTarget()
 	t.cmds.mu.Lock()
-	prompts := t.cmds.prompts
+	prompts, promptAt, havePrompt := t.cmds.prompts, t.cmds.inputAt, t.cmds.haveIn
 	t.cmds.mu.Unlock()
 	t.keys.feed(p, to)
 	if !t.keys.empty() {
-		t.keys.at, t.keys.prompts = time.Now(), prompts
+		t.keys.at, t.keys.prompts, t.keys.promptAt, t.keys.havePrompt = time.Now(), prompts, promptAt, havePrompt
 	}
 	select {
 	case t.input <- append([]byte(nil), p...):

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,7 +84,27 @@ func runWhenEmpty(t *testing.T, w *Workspace, id, line string) {
 	t.Helper()
 	testenv.Eventually(t, "run_command to take "+line, func() (bool, string) {
 		_, err := w.RunCommand(id, line)
-		return err == nil, ""
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+// typeIn types keys into tab id as the human's keyboard.
+func typeIn(t *testing.T, w *Workspace, id, keys string) {
+	t.Helper()
+	if err := w.Input(id, []byte(keys)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clearAndRun types keys that clear the line, then runs touch marker once
+// the tab takes it, and waits for the marker and the prompt.
+func clearAndRun(t *testing.T, w *Workspace, id, keys, marker string) {
+	t.Helper()
+	typeIn(t, w, id, keys)
+	runWhenEmpty(t, w, id, "touch "+marker)
+	waitTab(t, w, id, "the marker and the prompt back", func(tm Terminal, _ string) bool {
+		_, err := os.Stat(marker)
+		return tm.Idle && err == nil
 	})
 }
 
@@ -147,62 +168,39 @@ func TestRunCommandOnlyIntoAnEmptyLine(t *testing.T) {
 			waitTab(t, w, id, "the prompt back", func(tm Terminal, _ string) bool { return tm.Idle })
 
 			// A key typed right before run_command is never joined.
-			if err := w.Input(id, []byte("x")); err != nil {
-				t.Fatal(err)
-			}
+			typeIn(t, w, id, "x")
 			_, err = w.RunCommand(id, "touch "+marker+"-race")
 			refusedLine(t, err, "x", "a key typed just before")
-			if err := w.Input(id, []byte{0x7f}); err != nil {
-				t.Fatal(err)
-			}
-			runWhenEmpty(t, w, id, "touch "+marker+"-2")
-			testenv.Eventually(t, "the second marker", func() (bool, string) {
-				_, err := os.Stat(marker + "-2")
-				return err == nil, ""
-			})
+			clearAndRun(t, w, id, "\x7f", marker+"-2")
 			if _, err := os.Stat(marker + "-race"); err == nil {
 				t.Fatal("the refused command ran")
 			}
-			waitTab(t, w, id, "the prompt back", func(tm Terminal, _ string) bool { return tm.Idle })
 
 			// Up recalls a line: refused; Ctrl-C discards it.
-			if err := w.Input(id, []byte("\x1b[A")); err != nil {
-				t.Fatal(err)
-			}
+			typeIn(t, w, id, "\x1b[A")
 			waitTab(t, w, id, "the recalled line", func(_ Terminal, s string) bool {
 				lines := strings.Split(s, "\n")
 				return strings.Contains(lines[len(lines)-1], "-2")
 			})
 			_, err = w.RunCommand(id, "touch "+marker+"-3")
 			refusedLine(t, err, "touch", "a recalled line")
-			if err := w.Input(id, []byte{3}); err != nil {
-				t.Fatal(err)
-			}
-			runWhenEmpty(t, w, id, "touch "+marker+"-3")
-			waitTab(t, w, id, "the prompt back", func(tm Terminal, _ string) bool {
-				_, err := os.Stat(marker + "-3")
-				return tm.Idle && err == nil
-			})
+			clearAndRun(t, w, id, "\x03", marker+"-3")
 
 			// An unfinished quoted line, entered: the shell waits for the
 			// rest of it.
-			if err := w.Input(id, []byte("echo 'unfinished-quote\r")); err != nil {
-				t.Fatal(err)
-			}
+			typeIn(t, w, id, "echo 'unfinished-quote\r")
 			if sh != "fish" { // fish keeps it on its own line, as text typed
 				waitTab(t, w, id, "the continuation prompt", func(_ Terminal, s string) bool { return strings.HasSuffix(strings.TrimSpace(s), ">") })
 			}
 			time.Sleep(2 * lineSettle)
 			_, err = w.RunCommand(id, "touch "+marker+"-4")
 			refusedLine(t, err, "unfinished-quote", "a continued line")
-			if err := w.Input(id, []byte{3}); err != nil {
-				t.Fatal(err)
-			}
-			runWhenEmpty(t, w, id, "touch "+marker+"-4")
-			waitTab(t, w, id, "the prompt back", func(tm Terminal, _ string) bool {
-				_, err := os.Stat(marker + "-4")
-				return tm.Idle && err == nil
-			})
+			clearAndRun(t, w, id, "\x03", marker+"-4")
+
+			// A line erased with Ctrl-U: gone once the prompt settled.
+			typeIn(t, w, id, "echo secret-text")
+			waitTab(t, w, id, "the typed line", func(_ Terminal, s string) bool { return strings.Contains(s, "secret-text") })
+			clearAndRun(t, w, id, "\x15", marker+"-6")
 
 			// Keys typed into less are less's.
 			file := filepath.Join(dir, "notes.txt")
@@ -214,15 +212,7 @@ func TestRunCommandOnlyIntoAnEmptyLine(t *testing.T) {
 				waitTab(t, w, id, "less", func(tm Terminal, s string) bool {
 					return tm.ForegroundName == "less" && strings.Contains(s, "a line of notes")
 				})
-				if err := w.Input(id, []byte("jj\x1b[Bq")); err != nil {
-					t.Fatal(err)
-				}
-				waitTab(t, w, id, "the prompt back", func(tm Terminal, _ string) bool { return tm.Idle })
-				runWhenEmpty(t, w, id, "touch "+marker+"-5")
-				testenv.Eventually(t, "the marker after less", func() (bool, string) {
-					_, err := os.Stat(marker + "-5")
-					return err == nil, ""
-				})
+				clearAndRun(t, w, id, "jj\x1b[Bq", marker+"-5")
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/terminald/pty"
+	"github.com/phantom-dev/phantom/terminald/screen"
 )
 
 // Terminal modes as shells and programs set them.
@@ -110,7 +111,12 @@ func TestLineCheck(t *testing.T) {
 	secret := "hunter2-secret"
 	// settled is a tab at its prompt after keys into a program: all quiet.
 	settled := func(k lineKeys) lineView {
-		return lineView{keys: k, marks: true, prompts: k.prompts + 1, quiet: time.Second}
+		return lineView{keys: k, marks: true, prompts: k.prompts + 1, promptAt: screen.Pos{Seq: 9}, quiet: time.Second}
+	}
+	// atPrompt: keys typed at the prompt that ends at promptAt.
+	atPrompt := func(k lineKeys, at screen.Pos) lineKeys {
+		k.promptAt, k.havePrompt = at, true
+		return k
 	}
 	tests := []struct {
 		name   string
@@ -138,15 +144,15 @@ func TestLineCheck(t *testing.T) {
 		{"keys into less, text after the prompt", func() lineView { v := settled(typed("q", program)); v.rest = "abc"; return v }(), false, false, ""},
 		{"keys into less, canonical", func() lineView { v := settled(typed("q", program)); v.canonical = true; return v }(), false, false, ""},
 		{"keys into less, no integration", func() lineView { v := settled(typed("q", program)); v.marks = false; return v }(), false, false, ""},
-		{"a line erased with Ctrl-U, settled", func() lineView { v := settled(typed(secret+"\x15", shell)); v.prompts = v.keys.prompts; return v }(), true, true, ""},
+		{"a line erased with Ctrl-U, settled", settled(atPrompt(typed(secret+"\x15", shell), screen.Pos{Seq: 9})), true, true, ""},
 		{"a line erased with Ctrl-U, just now", func() lineView {
-			v := settled(typed(secret+"\x15", shell))
-			v.prompts, v.quiet = v.keys.prompts, 0
+			v := settled(atPrompt(typed(secret+"\x15", shell), screen.Pos{Seq: 9}))
+			v.quiet = 0
 			return v
 		}(), false, false, "try again in a moment"},
 		{"text typed, echoed", func() lineView { v := settled(typed(secret, shell)); v.shown = secret; return v }(), false, false, "holds 14 characters"},
 		{"text typed, a forged prompt after it", settled(typed(secret, shell)), false, false, "holds 14 characters"},
-		{"a line erased with Ctrl-U, a prompt after it", settled(typed(secret+"\x15", shell)), false, false, "arrows, Tab"},
+		{"a line erased with Ctrl-U, another prompt", settled(atPrompt(typed(secret+"\x15", shell), screen.Pos{Seq: 9, Off: 2})), false, false, "arrows, Tab"},
 		{"text typed after the cursor (Home)", func() lineView { v := settled(typed(secret+"\x1b[H", shell)); v.rest = secret; return v }(), false, false, "arrows, Tab"},
 		{"restarted, settled", settled(lineKeys{unknown: whyRestored}), true, true, ""},
 		{"a line entered moments ago", lineView{keys: typed("vim\r", shell), marks: true}, false, false, "entered or interrupted there moments ago"},
