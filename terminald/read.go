@@ -366,6 +366,9 @@ func commandNote(res *terminalv1.CommandResult, c workspace.Command, p screen.Pa
 	if c.Finished && !c.HasExit {
 		parts = append(parts, "The exit code is unknown: the tab has no shell integration, so the end was seen as the shell taking the terminal back.")
 	}
+	if c.Reported && c.Typed != "" && strings.TrimSpace(c.Text) != strings.TrimSpace(c.Typed) {
+		parts = append(parts, "The shell reports running a different command line than the one typed (history expansion such as !! changes it): command holds what the shell ran.")
+	}
 	return strings.Join(parts, " ")
 }
 

@@ -3,6 +3,7 @@ package terminald
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"sync"
 	"testing"
@@ -121,15 +122,24 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 			check("SendKeys", r7)
 			return
 		}
-		r8, err := s.RunCommand(agent, &terminalv1.RunCommandRequest{TerminalId: human, Command: "true", WaitSeconds: 10})
-		must(t, err)
+		// run_command waits a moment after a line was entered (its
+		// program may still read the terminal): retried until it types.
+		runSettled := func(r *terminalv1.RunCommandRequest) (resp *terminalv1.RunCommandResponse) {
+			t.Helper()
+			eventually(t, "run_command into the human's settled line", func() (bool, string) {
+				var err error
+				resp, err = s.RunCommand(agent, r)
+				return err == nil, fmt.Sprint(err)
+			})
+			return resp
+		}
+		r8 := runSettled(&terminalv1.RunCommandRequest{TerminalId: human, Command: "true", WaitSeconds: 10})
 		check("RunCommand", r8)
 		if c := r8.GetResult().GetCommand(); c != "true" {
 			t.Errorf("run_command's own result is %q, want the command it ran", c)
 		}
 		in.waitIdle(t, human)
-		r9, err := s.RunCommand(agent, &terminalv1.RunCommandRequest{TerminalId: human, Command: "export API_TOKEN=" + secret + "SECRET123"})
-		must(t, err)
+		r9 := runSettled(&terminalv1.RunCommandRequest{TerminalId: human, Command: "export API_TOKEN=" + secret + "SECRET123"})
 		check("RunCommand", r9)
 		lastIs(human, "export API_TOKEN="+secret+"SECRET123")
 	}

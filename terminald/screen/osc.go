@@ -69,6 +69,8 @@ func (s *Screen) osc133(b []byte) {
 		e.Kind = EventCommandExecuted
 	case 'D':
 		e.Kind = EventCommandFinished
+	case 'E':
+		e.Kind = EventCommandLine
 	default:
 		return
 	}

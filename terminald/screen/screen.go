@@ -34,6 +34,10 @@ const (
 	EventCommandExecuted                      // OSC 133;C
 	EventCommandFinished                      // OSC 133;D[;exit]; ExitCode/HasExit
 	EventBell                                 // BEL in the ground state
+	// EventCommandLine is OSC 133;E;cmdline_url=<percent-encoded line>,
+	// which Phantom's shell integration sends just before C: the command
+	// line the shell is about to run, as the shell has it.
+	EventCommandLine
 )
 
 // Event is something the program in the terminal reported.

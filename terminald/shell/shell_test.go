@@ -3,6 +3,7 @@ package shell
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,20 +151,23 @@ func (tm *term) run(t testing.TB, lines []string) []byte {
 }
 
 // command is what one command line produced: the output between its 133;C
-// and 133;D marks, and its exit status from 133;D.
+// and 133;D marks, its exit status from 133;D, and the command line the
+// shell reported with 133;E.
 type command struct {
 	output string
 	status string
+	line   string
 }
 
 // commands splits the output at the marks and checks their order: every
-// command is C ... D;<status>, every prompt is A ... B, and a D is always
-// followed by a prompt.
+// command is E;cmdline_url=… C ... D;<status>, every prompt is A ... B, and
+// a D is always followed by a prompt.
 func commands(t *testing.T, b []byte) []command {
 	t.Helper()
 	var seq []string
 	var cmds []command
 	cStart := -1
+	var line string
 	for _, o := range scanOSC(b) {
 		p, ok := strings.CutPrefix(o.payload, "133;")
 		if !ok {
@@ -175,6 +179,13 @@ func commands(t *testing.T, b []byte) []command {
 		}
 		seq = append(seq, strings.SplitN(p, ";", 2)[0])
 		switch {
+		case strings.HasPrefix(p, "E;"):
+			enc, ok := strings.CutPrefix(p, "E;cmdline_url=")
+			l, err := url.PathUnescape(enc)
+			if !ok || err != nil {
+				t.Errorf("bad E mark %q", p)
+			}
+			line = l
 		case p == "C":
 			cStart = o.end
 		case strings.HasPrefix(p, "D;"):
@@ -182,12 +193,18 @@ func commands(t *testing.T, b []byte) []command {
 				t.Errorf("D without C at %d", o.start)
 				continue
 			}
-			cmds = append(cmds, command{string(b[cStart:o.start]), strings.TrimPrefix(p, "D;")})
-			cStart = -1
+			cmds = append(cmds, command{string(b[cStart:o.start]), strings.TrimPrefix(p, "D;"), line})
+			cStart, line = -1, ""
 		}
 	}
 	got := strings.Join(seq, " ")
-	want := "A B" + strings.Repeat(" C D A B", len(cmds))
+	want := "A B"
+	for _, c := range cmds {
+		if c.line != "" {
+			want += " E"
+		}
+		want += " C D A B"
+	}
 	if got != want {
 		t.Errorf("mark sequence\n got %s\nwant %s", got, want)
 	}
@@ -337,7 +354,8 @@ func TestShells(t *testing.T) {
 			if err := os.Mkdir(odd, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			out := tm.run(t, []string{"echo $MARKER", "true", "false", "sleep 0.2", `cd "$HOME/sp ace-é%"`, "cd /tmp"})
+			lines := []string{"echo $MARKER", "true", "false", "sleep 0.2", `cd "$HOME/sp ace-é%"`, "cd /tmp"}
+			out := tm.run(t, lines)
 			t.Logf("output: %q", out)
 			cmds := commands(t, out)
 			wantStatus := []string{"0", "0", "1", "0", "0", "0"}
@@ -347,6 +365,9 @@ func TestShells(t *testing.T) {
 			for i, c := range cmds {
 				if c.status != wantStatus[i] {
 					t.Errorf("command %d: status %s, want %s", i, c.status, wantStatus[i])
+				}
+				if c.line != lines[i] {
+					t.Errorf("command %d: the shell reported running %q, want %q", i, c.line, lines[i])
 				}
 			}
 			if !strings.Contains(cmds[0].output, marker) {
@@ -387,6 +408,43 @@ func TestShells(t *testing.T) {
 			}
 			checkUnchanged(t, st)
 		})
+	}
+}
+
+// TestBashReportsOnlyWhatItRan: bash reports a command line (133;E) only
+// when its history just took it, so that what it reports is what runs:
+// after history expansion; nothing for a line the history left out
+// (HISTCONTROL, history off), rather than the previous entry.
+func TestBashReportsOnlyWhatItRan(t *testing.T) {
+	bin := shellPath(t, "bash")
+	home := t.TempDir()
+	writeFiles(t, home, map[string]string{".bashrc": "HISTCONTROL=ignoreboth\n"})
+	env := baseEnv(home)
+	spec, err := Prepare(bin, filepath.Join(t.TempDir(), "data"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ line, reported string }{
+		{"echo one", "echo one"},
+		{" echo spaced", ""}, // ignorespace
+		{"echo one", ""},     // ignoredups
+		{"echo two", "echo two"},
+		{"echo !!", "echo echo two"},
+		{"set +o history", "set +o history"},
+		{"echo off", ""},
+	}
+	var lines []string
+	for _, tt := range tests {
+		lines = append(lines, tt.line)
+	}
+	cmds := commands(t, startTerm(t, spec, home, env).run(t, lines))
+	if len(cmds) != len(tests) {
+		t.Fatalf("got %d commands, want %d", len(cmds), len(tests))
+	}
+	for i, tt := range tests {
+		if cmds[i].line != tt.reported {
+			t.Errorf("%q: reported %q, want %q", tt.line, cmds[i].line, tt.reported)
+		}
 	}
 }
 

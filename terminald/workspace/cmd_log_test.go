@@ -26,6 +26,7 @@ func TestCommandLog(t *testing.T) {
 		c = "\x1b]133;C\a"
 	)
 	d := func(n int) string { return fmt.Sprintf("\x1b]133;D;%d\a", n) }
+	e := func(enc string) string { return "\x1b]133;E;cmdline_url=" + enc + "\a" }
 	tests := []struct {
 		name     string
 		typed    string
@@ -39,6 +40,11 @@ func TestCommandLog(t *testing.T) {
 	}{
 		{"echo", "", a + "$ " + b + "echo hi\r\n" + c + "hi\r\n" + d(0) + a + "$ " + b, "echo hi", 0, []string{"hi"}, false, 1, true},
 		{"typed text wins", "echo  'hi'", a + "$ " + b + "echo  'hi'\r\n" + c + "hi\r\n" + d(0) + a + "$ ", "echo  'hi'", 0, []string{"hi"}, false, 1, true},
+		{"the shell's report wins", "echo !!", a + "$ " + b + "echo !!\r\n" + e("echo%20echo%20two") + c + "echo two\r\n" + d(0) + a + "$ ",
+			"echo echo two", 0, []string{"echo two"}, false, 1, true},
+		{"a report for a line not run is dropped", "", a + "$ " + b + "x\r\n" + e("x") + a + "$ " + b + "y\r\n" + c + d(0) + a + "$ ",
+			"y", 0, nil, false, 1, true},
+		{"a bad report is ignored", "", a + "$ " + b + "z\r\n" + e("%zz") + c + d(0) + a + "$ ", "z", 0, nil, false, 1, true},
 		{"exit status", "", a + "$ " + b + "false\r\n" + c + d(1) + a + "$ ", "false", 1, nil, false, 1, true},
 		{"signal", "", a + "$ " + b + "sleep 9\r\n" + c + "^C\r\n" + d(130) + a + "$ ", "sleep 9", 130, []string{"^C"}, false, 1, true},
 		{"empty line", "", a + "$ " + b + "\r\n" + d(0) + a + "$ ", "", 0, nil, false, 0, false},

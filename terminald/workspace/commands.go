@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -48,9 +49,15 @@ const pollEvery = 25 * time.Millisecond
 
 // Command is one command a tab's shell ran.
 type Command struct {
-	// Text is the command line: what run_command typed, or what the
-	// screen shows between the B and C marks.
+	// Text is the command line: what the shell reported it ran (OSC 133
+	// E, sent by Phantom's bash, zsh and fish integration), else what
+	// run_command typed, else what the screen shows between the B and C
+	// marks.
 	Text string
+	// Typed is what run_command typed for it, "" for a command it did not
+	// type. Reported is true when Text is the shell's own report.
+	Typed    string
+	Reported bool
 	// Start is where its output starts; End where it ended (valid when
 	// Finished): its output is the history text in [Start, End).
 	Start, End screen.Pos
@@ -75,7 +82,11 @@ type commandLog struct {
 	mu      sync.Mutex
 	inputAt screen.Pos // where the command line starts (B mark)
 	haveIn  bool
-	typed   string   // the line run_command typed, for the next command
+	typed   string // the line run_command typed, for the next command
+	// ran is the command line the shell reported it is about to run
+	// (OSC 133 E), for the next C mark; haveRan says there is one.
+	ran     string
+	haveRan bool
 	cur     *Command // started, not finished
 	last    *Command // the last finished
 	started uint64   // commands started so far
@@ -103,7 +114,8 @@ func (l *commandLog) wakeLocked() {
 // event callback, so with the tab's mu held and scr mid-write.
 func (l *commandLog) onEvent(scr *screen.Screen, ev screen.Event) {
 	switch ev.Kind {
-	case screen.EventCommandStart, screen.EventCommandExecuted, screen.EventCommandFinished, screen.EventCleared:
+	case screen.EventPromptStart, screen.EventCommandStart, screen.EventCommandExecuted, screen.EventCommandFinished,
+		screen.EventCleared, screen.EventCommandLine:
 	default:
 		return
 	}
@@ -111,18 +123,30 @@ func (l *commandLog) onEvent(scr *screen.Screen, ev screen.Event) {
 	defer l.mu.Unlock()
 	now := time.Now()
 	switch ev.Kind {
+	case screen.EventPromptStart:
+		// A new prompt: until its end (B) the command line's place is
+		// not known, and a line typed at the last one that ran nothing
+		// (a comment) is not the next command's.
+		l.haveIn, l.haveRan, l.typed = false, false, ""
 	case screen.EventCommandStart:
 		l.inputAt, l.haveIn = scr.CursorPos(), true
+		l.haveRan = false
 		l.prompts++
 		l.wakeLocked()
+	case screen.EventCommandLine:
+		l.ran, l.haveRan = parseCommandLine(ev.Text)
 	case screen.EventCommandExecuted:
 		pos := scr.CursorPos()
-		c := &Command{Start: pos, StartedAt: now, Text: l.typed}
-		if c.Text == "" && l.haveIn {
+		c := &Command{Start: pos, StartedAt: now, Text: l.typed, Typed: l.typed}
+		switch {
+		case l.haveRan:
+			c.Text, c.Reported = l.ran, true
+		case c.Text == "" && l.haveIn:
 			p := scr.ReadRange(l.inputAt, screen.Pos{Seq: pos.Seq}, 50, 8192)
 			c.Text = strings.TrimSpace(strings.Join(p.Lines, "\n"))
 		}
 		l.typed, l.haveIn = "", false
+		l.ran, l.haveRan = "", false
 		l.cur = c
 		l.started++
 		l.wakeLocked()
@@ -143,6 +167,20 @@ func (l *commandLog) onEvent(scr *screen.Screen, ev screen.Event) {
 			l.cur.Start, l.cur.Cleared = scr.ScreenStart(), true
 		}
 	}
+}
+
+// parseCommandLine reads an OSC 133 E mark's parameters:
+// cmdline_url=<the command line, percent-encoded>.
+func parseCommandLine(params string) (string, bool) {
+	enc, ok := strings.CutPrefix(params, "cmdline_url=")
+	if !ok {
+		return "", false
+	}
+	line, err := url.PathUnescape(enc)
+	if err != nil {
+		return "", false
+	}
+	return line, true
 }
 
 // LastCommand returns the last command tab id's shell finished, as shell

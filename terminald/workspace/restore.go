@@ -294,11 +294,14 @@ func restoreTab(h holder.HeldTab, hc *holder.Client, m savedTab, scrollback int,
 		lastDir:     m.Dir,
 		lastFg:      m.Fg,
 		notify:      notify,
+		inLock:      make(chan struct{}, 1),
 		input:       make(chan []byte, 64),
 		readDone:    make(chan struct{}),
 		waitDone:    make(chan struct{}),
 		stop:        make(chan struct{}),
 	}
+	// What was typed there before the restart is not known (prompt.go).
+	t.keys.unknown = whyRestored
 	if t.ptsName == "" {
 		t.ptsName = ptsName(h.Master)
 	}

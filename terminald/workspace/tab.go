@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -118,6 +119,16 @@ type tab struct {
 	// (snapshot_tab.go).
 	snap tabSnap
 
+	// inLock, a one-slot semaphore, is held by every writer of typed
+	// input (typeKeys, runCommand) while it looks and queues: the check
+	// that the command line is empty and the line typed are one step
+	// (prompt.go). Taken before mu. keys follows what was typed since the
+	// last Enter (linekeys.go), guarded by inLock.
+	inLock chan struct{}
+	keys   lineKeys
+	// lastOutput is when output was last rendered (UnixNano).
+	lastOutput atomic.Int64
+
 	input    chan []byte   // bytes for the PTY, written by writeLoop
 	readDone chan struct{} // closed when readLoop ends
 	waitDone chan struct{} // closed when the program has been reaped
@@ -201,6 +212,7 @@ func startTab(spec tabSpec, notify func(*tab)) (*tab, error) {
 		lastDir:    spec.dir,
 		lastFg:     filepath.Base(spec.argv[0]),
 		notify:     notify,
+		inLock:     make(chan struct{}, 1),
 		input:      make(chan []byte, 64),
 		readDone:   make(chan struct{}),
 		waitDone:   make(chan struct{}),
@@ -271,6 +283,7 @@ func (t *tab) render(chunk []byte) {
 	// without integration: an event like the prompt marks.
 	changed := t.pending || t.scr.AltScreen() != alt
 	t.pending = false
+	t.lastOutput.Store(time.Now().UnixNano())
 	t.mu.Unlock()
 	t.views.signal()
 	t.rendered(changed)
@@ -479,11 +492,17 @@ func (t *tab) lastLines(n int) []string {
 	return t.scr.LastLines(n)
 }
 
-// runCommand types line into the tab and presses Enter, if the tab is idle.
+// runCommand types line into the tab and presses Enter, if the tab is idle
+// and its command line empty (prompt.go). The look and the typing are one
+// step under the input lock: no key typed meanwhile can join the line.
 func (t *tab) runCommand(line string) error {
 	if err := checkCommandLine(line); err != nil {
 		return err
 	}
+	if !t.lockInput(inputLockWait) {
+		return fmt.Errorf("tab %s: its input is not being read, or it closed: %w", t.id, errdefs.ErrFailedPrecondition)
+	}
+	defer t.unlockInput()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.exited {
@@ -496,15 +515,27 @@ func (t *tab) runCommand(line string) error {
 		}
 		return fmt.Errorf("tab %s is busy: %s is running there; wait until it is idle: %w", t.id, what, errdefs.ErrFailedPrecondition)
 	}
-	// Until the shell reports the command started, the tab is not idle:
-	// a second run_command must not type into the first one's input.
-	t.atPrompt = false
+	forget, err := t.lineViewLocked().check(t.id)
+	if err != nil {
+		return err
+	}
 	select {
 	case t.input <- []byte(line + "\r"):
-		return nil
 	default:
 		return fmt.Errorf("tab %s: its input is not being read: %w", t.id, errdefs.ErrFailedPrecondition)
 	}
+	// The command log notes what was typed (before its C mark can be
+	// rendered: that needs t.mu).
+	t.cmds.mu.Lock()
+	t.cmds.typed = line
+	t.cmds.mu.Unlock()
+	if forget {
+		t.keys.forget()
+	}
+	// Until the shell reports the command started, the tab is not idle:
+	// a second run_command must not type into the first one's input.
+	t.atPrompt = false
+	return nil
 }
 
 // checkCommandLine refuses what would be more than one typed line.

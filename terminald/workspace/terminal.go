@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/procfs"
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
@@ -395,7 +394,9 @@ func (w *Workspace) CreateWindow(name string) Window {
 }
 
 // Input sends raw bytes to a tab as if typed, keystrokes and all: the
-// human's keyboard (attach), never an agent's path, which is RunCommand.
+// human's keyboard (attach, `phantom send`) and send_keys, never
+// run_command. What it types is followed until the next Enter, so that
+// run_command never joins it (prompt.go).
 func (w *Workspace) Input(id string, p []byte) error {
 	w.mu.Lock()
 	e, err := w.tabLocked(id)
@@ -403,10 +404,5 @@ func (w *Workspace) Input(id string, p []byte) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case e.input <- append([]byte(nil), p...):
-		return nil
-	case <-e.stop:
-		return fmt.Errorf("tab %s is closed: %w", id, errdefs.ErrFailedPrecondition)
-	}
+	return e.typeKeys(p)
 }

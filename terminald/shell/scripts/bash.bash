@@ -30,7 +30,7 @@ fi
 # The functions are defined before the user's startup files are read, so the
 # user's aliases cannot change how they are parsed.
 
-# __phantom_urlencode sets __phantom_cwd_url to $1 with every byte outside
+# __phantom_urlencode sets __phantom_url to $1 with every byte outside
 # [A-Za-z0-9/._~-] percent-encoded.
 __phantom_urlencode() {
     builtin local LC_ALL=C
@@ -42,7 +42,31 @@ __phantom_urlencode() {
         *) builtin printf -v c '%%%02X' "'$c"; out+=$c ;;
         esac
     done
-    __phantom_cwd_url=$out
+    __phantom_url=$out
+}
+
+# __phantom_cmdline prints the 133;E mark with the command line bash is
+# about to run, as its history has it (after history expansion). It runs
+# in PS0's command substitution, a subshell, with $1 the history number
+# PS0 shows (\!): equal to the number the prompt showed
+# (__phantom_histn, from HISTCMD) only when the line was just added to the
+# history. A line the history left out (history off, HISTCONTROL,
+# HISTIGNORE) is not reported, rather than reported wrong. Lines too long
+# for one OSC (terminald keeps 4096 bytes) are not reported either.
+__phantom_cmdline() {
+    [[ -o history && -n ${__phantom_histn-} && $1 == "$__phantom_histn" ]] || builtin return 0
+    builtin local h re='^ *[0-9]+\*?  '
+    h=$(HISTTIMEFORMAT='' builtin history 1) || builtin return 0
+    [[ $h =~ $re ]] || builtin return 0
+    h=${h:${#BASH_REMATCH[0]}}
+    ((${#h} <= 4000)) || builtin return 0
+    if [[ $h == *[!A-Za-z0-9/._~-]* ]]; then
+        __phantom_urlencode "$h"
+    else
+        __phantom_url=$h
+    fi
+    ((${#__phantom_url} <= 4000)) || builtin return 0
+    builtin printf '\e]133;E;cmdline_url=%s\a' "$__phantom_url"
 }
 
 # __phantom_prompt_start runs first in PROMPT_COMMAND: it reports the end of
@@ -59,6 +83,7 @@ __phantom_prompt_start() {
         __phantom_cwd=$PWD
         if [[ $PWD == *[!A-Za-z0-9/._~-]* ]]; then
             __phantom_urlencode "$PWD"
+            __phantom_cwd_url=$__phantom_url
         else
             __phantom_cwd_url=$PWD
         fi
@@ -70,11 +95,15 @@ __phantom_prompt_start() {
 # __phantom_prompt_end runs last in PROMPT_COMMAND, after anything of the
 # user's that rebuilds PS1: it makes PS1 start with 133;A and end with 133;B,
 # and makes PS0 (shown after a command line is read, before it runs) emit
-# 133;C and note, in this shell, that a command is running. PS0 is expanded in
-# the current shell, but a $(...) in it would run in a subshell, so the flag
-# is set by an arithmetic array subscript instead.
+# 133;E with the command line (__phantom_cmdline) and 133;C, and note, in
+# this shell, that a command is running. PS0 is expanded in the current
+# shell, but a $(...) in it runs in a subshell, so the flag is set by an
+# arithmetic array subscript instead. It also notes the history number the
+# next line will get (after whatever the user's PROMPT_COMMAND did to the
+# history).
 __phantom_prompt_end() {
     builtin local __phantom_status=$?
+    __phantom_histn=${HISTCMD-}
     if [[ $PS1 != "${__phantom_ps1-}" ]]; then
         builtin local p="$PS1"
         p=${p//"$__phantom_mark_a"/}
@@ -91,7 +120,7 @@ __phantom_prompt_end() {
 
 __phantom_mark_a='\[\e]133;A\a\]'
 __phantom_mark_b='\[\e]133;B\a\]'
-__phantom_mark_c='${__phantom_arr[__phantom_in_cmd=1]-}\e]133;C\a'
+__phantom_mark_c='${__phantom_arr[__phantom_in_cmd=1]-}$(__phantom_cmdline \!)\e]133;C\a'
 __phantom_arr=()
 __phantom_in_cmd=
 

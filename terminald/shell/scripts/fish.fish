@@ -36,9 +36,15 @@ if set -q _PHANTOM_SI_XDG_DATA_DIRS
             end
         end
 
-        # 133;C: the command line starts running.
+        # 133;E: the command line fish is about to run (fish passes it as
+        # $argv[1]), unless too long for one OSC (terminald keeps 4096
+        # bytes); 133;C: it starts running.
         function __phantom_preexec --on-event fish_preexec
             set -g __phantom_in_cmd 1
+            set -l url (string escape --style=url -- $argv[1])
+            if test -n "$argv[1]"; and test (string length -- "$url") -le 4000
+                printf '\e]133;E;cmdline_url=%s\a' "$url"
+            end
             printf '\e]133;C\a'
         end
 

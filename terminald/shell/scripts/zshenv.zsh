@@ -61,9 +61,18 @@ fi
             [[ $CONTEXT != start ]] || 'builtin' 'print' -rn -- $'\e]133;B\a'
         }
 
-        # __phantom_preexec reports the start of a command's output (133;C).
+        # __phantom_preexec reports the command line zsh is about to run
+        # (133;E; zsh passes it as typed, after history expansion, as $1)
+        # and the start of its output (133;C). A line too long for one OSC
+        # (terminald keeps 4096 bytes) is not reported.
         __phantom_preexec() {
             __phantom_in_cmd=1
+            'builtin' 'emulate' -L zsh -o extended_glob -o no_aliases
+            'builtin' 'local' LC_ALL=C
+            'builtin' 'local' url="${1//(#m)[^A-Za-z0-9\/._~-]/%${(l:2::0:)$(( [##16] #MATCH ))}}"
+            if [[ -n $1 ]] && (( ${#url} <= 4000 )); then
+                'builtin' 'print' -rn -- $'\e]133;E;cmdline_url='$url$'\a'
+            fi
             'builtin' 'print' -rn -- $'\e]133;C\a'
         }
 

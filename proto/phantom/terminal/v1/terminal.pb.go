@@ -631,9 +631,11 @@ func (x *Terminal) GetProject() string {
 // (OSC 133 marks) or run_command's wait saw it.
 type CommandResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The command line as the shell showed it after its prompt (for a
-	// command typed by run_command, exactly what was typed). Several lines
-	// for a continued command.
+	// The command line as the shell reported running it (bash, zsh and fish
+	// tabs; bash only for lines its history kept), else as typed by
+	// run_command, else as the shell showed it after its prompt. Several
+	// lines for a continued command. A note says when the shell ran a
+	// different line than run_command typed.
 	Command string `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
 	// The command's exit status (128+N when killed by signal N). Absent when
 	// it is not known: in a tab without shell integration (such as sh), or

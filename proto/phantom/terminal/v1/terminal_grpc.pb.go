@@ -81,7 +81,15 @@ type TerminalServiceClient interface {
 	// idle) and returns from the matching line on.
 	ReadOutput(ctx context.Context, in *ReadOutputRequest, opts ...grpc.CallOption) (*ReadOutputResponse, error)
 	// Types one command line into an idle tab and presses Enter. A busy tab is
-	// refused with the name of what runs there. With wait_seconds it waits
+	// refused with the name of what runs there. It types only into an empty
+	// command line: when the tab's prompt holds text typed (by the human,
+	// `phantom send`, send_keys) but not entered, a line recalled from
+	// history, the start of a continued command, or keys typed moments ago,
+	// it is refused (failed precondition) without quoting that text, and
+	// nothing is typed or cleared; wait, or open a tab of your own with
+	// create_terminal. In a tab without shell integration (such as sh) the
+	// prompt cannot be seen, so any key typed there since the last Enter
+	// keeps it out. With wait_seconds it waits
 	// for the command to end and returns its exit code, how long it took and
 	// its own output (only the lines it printed, not the prompt or earlier
 	// output), so one call runs a command and tells how it went; if it is
@@ -431,7 +439,15 @@ type TerminalServiceServer interface {
 	// idle) and returns from the matching line on.
 	ReadOutput(context.Context, *ReadOutputRequest) (*ReadOutputResponse, error)
 	// Types one command line into an idle tab and presses Enter. A busy tab is
-	// refused with the name of what runs there. With wait_seconds it waits
+	// refused with the name of what runs there. It types only into an empty
+	// command line: when the tab's prompt holds text typed (by the human,
+	// `phantom send`, send_keys) but not entered, a line recalled from
+	// history, the start of a continued command, or keys typed moments ago,
+	// it is refused (failed precondition) without quoting that text, and
+	// nothing is typed or cleared; wait, or open a tab of your own with
+	// create_terminal. In a tab without shell integration (such as sh) the
+	// prompt cannot be seen, so any key typed there since the last Enter
+	// keeps it out. With wait_seconds it waits
 	// for the command to end and returns its exit code, how long it took and
 	// its own output (only the lines it printed, not the prompt or earlier
 	// output), so one call runs a command and tells how it went; if it is
