@@ -76,8 +76,8 @@ func callerDriven(e audit.Entry) bool {
 	switch e.Event {
 	case audit.SheetRaised, audit.Refused, audit.TurnedAway, audit.Withdrawn, audit.TimedOut:
 		return true
-	case audit.FocusMoved, audit.FocusNotice, audit.FocusNoClient:
-		return true // focus_terminal is free: an agent may call it in a loop
+	case audit.FocusMoved, audit.FocusNotice, audit.FocusNoClient, audit.RunNotTyped:
+		return true // an agent may cause these in a loop
 	case audit.Allowed:
 		return e.Capability == "read" && e.Command == ""
 	}

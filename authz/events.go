@@ -17,6 +17,7 @@ var reportedEvents = map[authzv1.ReportedEvent]struct{ event, tool string }{
 	authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_MOVED:     {audit.FocusMoved, "focus_terminal"},
 	authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE:    {audit.FocusNotice, "focus_terminal"},
 	authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT: {audit.FocusNoClient, "focus_terminal"},
+	authzv1.ReportedEvent_REPORTED_EVENT_RUN_NOT_TYPED:   {audit.RunNotTyped, "run_command"},
 }
 
 // RecordEvent writes an event a daemon reports to the audit log: an act

@@ -24,12 +24,13 @@ func TestRecordEvent(t *testing.T) {
 		return err
 	}
 	for _, c := range []struct {
-		ev    authzv1.ReportedEvent
-		event string
+		ev          authzv1.ReportedEvent
+		event, tool string
 	}{
-		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_MOVED, audit.FocusMoved},
-		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE, audit.FocusNotice},
-		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT, audit.FocusNoClient},
+		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_MOVED, audit.FocusMoved, "focus_terminal"},
+		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE, audit.FocusNotice, "focus_terminal"},
+		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT, audit.FocusNoClient, "focus_terminal"},
+		{authzv1.ReportedEvent_REPORTED_EVENT_RUN_NOT_TYPED, audit.RunNotTyped, "run_command"},
 	} {
 		if err := report(c.ev, "t3", "what happened"); err != nil {
 			t.Fatalf("%v: %v", c.ev, err)
@@ -37,7 +38,7 @@ func TestRecordEvent(t *testing.T) {
 		es := a.events()
 		got := es[len(es)-1]
 		want := audit.Entry{Event: c.event, Client: "claude", Connection: "proc-42-7", Tab: "t2", PID: 42,
-			Tool: "focus_terminal", Target: "t3", Subject: "what happened"}
+			Tool: c.tool, Target: "t3", Subject: "what happened"}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: entry %+v, want %+v", c.ev, got, want)
 		}

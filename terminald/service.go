@@ -103,12 +103,14 @@ func (s *Service) RunCommand(ctx context.Context, r *terminalv1.RunCommandReques
 		}
 		t, err := s.ws.RunCommand(id, r.GetCommand())
 		if err != nil {
+			s.recordNotTyped(ctx, id, r.GetCommand(), err)
 			return nil, err
 		}
 		return &terminalv1.RunCommandResponse{Terminal: s.terminalFor(ctx, t, false), NextCursor: next}, nil
 	}
 	c, err := s.ws.RunAndWait(ctx, id, r.GetCommand(), time.Duration(r.GetWaitSeconds())*time.Second)
 	if err != nil {
+		s.recordNotTyped(ctx, id, r.GetCommand(), err)
 		return nil, err
 	}
 	maxLines, maxBytes := outputLimits(r.MaxLines, r.MaxBytes)

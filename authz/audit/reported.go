@@ -15,4 +15,8 @@ const (
 	// FocusNoClient: an agent's focus_terminal found nobody attached to
 	// the tab's window; only the window's focused tab was set.
 	FocusNoClient = "focus_no_client"
+	// RunNotTyped: an agent's run_command was allowed but terminald typed
+	// nothing (the command line held the human's text, or the tab was
+	// busy or gone by then).
+	RunNotTyped = "run_not_typed"
 )

@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/phantom-dev/phantom/authz/audit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,6 +152,23 @@ func TestRunCommandEmptyLineMCP(t *testing.T) {
 			}
 			if _, err := os.Stat(raceMarker); err == nil {
 				t.Error("the refused command ran")
+			}
+			// The audit log holds what reached the shell: each allowed
+			// command that was not typed is followed by a run_not_typed
+			// line naming it, which never quotes the human's text.
+			notTyped := map[string]bool{}
+			for _, e := range auditJSON(t, func(args ...string) string { return mustPhantom(t, env, args...) }) {
+				if e.Event == audit.RunNotTyped && e.Target == human {
+					if strings.Contains(e.Subject, half) {
+						t.Errorf("the audit line quotes the human's text: %+v", e)
+					}
+					for _, c := range []string{cmd, "touch " + raceMarker} {
+						notTyped[c] = notTyped[c] || strings.Contains(e.Subject, c)
+					}
+				}
+			}
+			if !notTyped[cmd] || !notTyped["touch "+raceMarker] {
+				t.Errorf("run_not_typed lines for the refused commands: %v, want both", notTyped)
 			}
 		})
 	}

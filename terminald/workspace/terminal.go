@@ -244,10 +244,20 @@ func (w *Workspace) RunCommand(id, line string) (Terminal, error) {
 		return Terminal{}, err
 	}
 	if err := e.runCommand(line); err != nil {
-		return Terminal{}, err
+		return Terminal{}, &NotTyped{Err: err}
 	}
 	return w.Get(id)
 }
+
+// NotTyped is run_command's error when it typed nothing: the tab was busy
+// or had exited, its command line held text, or the line would not fit.
+// The caller was allowed to type, so the audit log says it did not.
+type NotTyped struct{ Err error }
+
+func (e *NotTyped) Error() string { return e.Err.Error() }
+
+// Unwrap is the reason.
+func (e *NotTyped) Unwrap() error { return e.Err }
 
 // Focus makes a tab its window's focused tab.
 func (w *Workspace) Focus(id string) (Terminal, error) {

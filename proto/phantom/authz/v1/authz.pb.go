@@ -154,6 +154,11 @@ const (
 	// An agent's focus_terminal found nobody attached to the tab's window:
 	// only the window's focused tab was set.
 	ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT ReportedEvent = 3
+	// An agent's run_command was allowed, but terminald typed nothing: the
+	// tab's command line held text typed but not entered, or the tab was
+	// busy or had exited by then. The allowed line before it records the
+	// command; this one says it never reached the shell.
+	ReportedEvent_REPORTED_EVENT_RUN_NOT_TYPED ReportedEvent = 4
 )
 
 // Enum value maps for ReportedEvent.
@@ -163,12 +168,14 @@ var (
 		1: "REPORTED_EVENT_FOCUS_MOVED",
 		2: "REPORTED_EVENT_FOCUS_NOTICE",
 		3: "REPORTED_EVENT_FOCUS_NO_CLIENT",
+		4: "REPORTED_EVENT_RUN_NOT_TYPED",
 	}
 	ReportedEvent_value = map[string]int32{
 		"REPORTED_EVENT_UNSPECIFIED":     0,
 		"REPORTED_EVENT_FOCUS_MOVED":     1,
 		"REPORTED_EVENT_FOCUS_NOTICE":    2,
 		"REPORTED_EVENT_FOCUS_NO_CLIENT": 3,
+		"REPORTED_EVENT_RUN_NOT_TYPED":   4,
 	}
 )
 
@@ -2057,12 +2064,13 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDECISION_DENY\x10\x01\x12\x11\n" +
 	"\rDECISION_ONCE\x10\x02\x12\x13\n" +
-	"\x0fDECISION_ALWAYS\x10\x03*\x94\x01\n" +
+	"\x0fDECISION_ALWAYS\x10\x03*\xb6\x01\n" +
 	"\rReportedEvent\x12\x1e\n" +
 	"\x1aREPORTED_EVENT_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aREPORTED_EVENT_FOCUS_MOVED\x10\x01\x12\x1f\n" +
 	"\x1bREPORTED_EVENT_FOCUS_NOTICE\x10\x02\x12\"\n" +
-	"\x1eREPORTED_EVENT_FOCUS_NO_CLIENT\x10\x032\xf5\a\n" +
+	"\x1eREPORTED_EVENT_FOCUS_NO_CLIENT\x10\x03\x12 \n" +
+	"\x1cREPORTED_EVENT_RUN_NOT_TYPED\x10\x042\xf5\a\n" +
 	"\fAuthzService\x12T\n" +
 	"\tAuthorize\x12\".phantom.authz.v1.AuthorizeRequest\x1a#.phantom.authz.v1.AuthorizeResponse\x12W\n" +
 	"\n" +
