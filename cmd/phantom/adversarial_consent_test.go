@@ -182,15 +182,17 @@ func TestConsentOpenedTabsAreTheAgentsOwn(t *testing.T) {
 	a := newAttacker(t, env, "agent", "--sandbox", "--group", group)
 	agent := sharedBins(t, bin, "testagent")
 	marker := func(n int) string { return filepath.Join(a.dir, fmt.Sprintf("ran%d", n)) }
-	go4, give4 := consentGo(t, a.dir, "4")
+	go3, give3 := consentGo(t, a.dir, "3")
+	go5, give5 := consentGo(t, a.dir, "5")
 	own := "$STEP:0.terminal.id"
 	run := a.agentWith(agent, bin, "claude",
 		consentCall("create_terminal", map[string]any{"name": "tests"}),                                            // 0
 		retried(consentCall("run_command", map[string]any{"terminal_id": own, "command": "echo 1 >" + marker(1)})), // 1: retried while the tab starts
 		retried(consentCall("run_command", map[string]any{"terminal_id": own, "command": "echo 2 >" + marker(2)})), // 2: covered by the tab grant
-		consentCall("run_command", map[string]any{"terminal_id": grouped, "command": "echo 3 >" + marker(3)}),      // 3
-		go4, // 4
-		consentCall("run_command", map[string]any{"terminal_id": human, "command": "echo 5 >" + marker(5)}), // 5
+		go3, // 3: its own step, so that the next call's sheet cannot race the check that step 2 raised none
+		consentCall("run_command", map[string]any{"terminal_id": grouped, "command": "echo 4 >" + marker(4)}), // 4
+		go5, // 5
+		consentCall("run_command", map[string]any{"terminal_id": human, "command": "echo 6 >" + marker(6)}), // 6
 	)
 	resultOf(t, waitStep(t, run.read, 0))
 	s := agentAsksHuman(t, env, run.read, 1, a.tab, "run_command", "the agent's own new tab")
@@ -204,14 +206,15 @@ func TestConsentOpenedTabsAreTheAgentsOwn(t *testing.T) {
 		_, err2 := os.Stat(marker(2))
 		return err1 == nil && err2 == nil, fmt.Sprint(err1, err2)
 	})
-	s = agentAsksHuman(t, env, run.read, 3, a.tab, "run_command", "the human's grouped tab under a tab grant")
+	give3()
+	s = agentAsksHuman(t, env, run.read, 4, a.tab, "run_command", "the human's grouped tab under a tab grant")
 	deny(t, env, s)
-	waitStep(t, run.read, 3)
-	give4()
-	s = agentAsksHuman(t, env, run.read, 5, a.tab, "run_command", "the human's shell under a tab grant")
+	waitStep(t, run.read, 4)
+	give5()
+	s = agentAsksHuman(t, env, run.read, 6, a.tab, "run_command", "the human's shell under a tab grant")
 	deny(t, env, s)
-	waitStep(t, run.read, 5)
-	for _, n := range []int{3, 5} {
+	waitStep(t, run.read, 6)
+	for _, n := range []int{4, 6} {
 		if _, err := os.Stat(marker(n)); err == nil {
 			t.Errorf("marker %d exists: the tab grant typed into a human's tab", n)
 		}
