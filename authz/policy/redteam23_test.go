@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// TestRedTeam23_OnceCoversFieldsTheSheetDidNotShow — HOLE (each pair
+// TestRedTeam23_OnceCoversFieldsTheSheetDidNotShow — was a HOLE; holds now (each pair
 // below evaluates to the same Call and the same sheet subject, so the
 // once grant given for the first covers the second):
 //   - tidy_worktrees: a report or a dry run, then the real moves with

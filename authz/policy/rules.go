@@ -53,6 +53,9 @@ var specials = map[string]special{
 			if err := checkCommand(v[0].String()); err != nil {
 				return err
 			}
+			if err := checkComplete(v[0].String()); err != nil {
+				return err
+			}
 			return checkTypable(t)
 		},
 		say: func(_ *evaluation, target string, v []protoreflect.Value, why string) string {

@@ -54,7 +54,7 @@ func (e *evaluation) touches() (Scope, string, error) {
 		e.typed = sp.typed(values)
 	}
 	if sp.say != nil {
-		return reach, sp.say(e, target, values, why), nil
+		return reach, sp.say(e, target, values, why) + e.others(), nil
 	}
 	subject := target
 	for i, f := range t.Subject {
@@ -62,7 +62,27 @@ func (e *evaluation) touches() (Scope, string, error) {
 			subject += ", " + string(f.Name()) + " " + showValue(f, values[i])
 		}
 	}
-	return reach, subject + sep + why, nil
+	return reach, subject + sep + why + e.others(), nil
+}
+
+// others words every other argument the call sets — neither the reach
+// field nor a subject field nor one hidden from agents (the gateway's
+// caller fields) — so that the sheet shows the whole call: a "once" is
+// for exactly what the human read (see call).
+func (e *evaluation) others() string {
+	var parts []string
+	fields := e.req.Descriptor().Fields()
+	for i := range fields.Len() {
+		f := fields.Get(i)
+		if !e.req.Has(f) || f == e.tool.Reach.Field || slices.Contains(e.tool.Subject, f) || e.tool.Hidden[f.Name()] {
+			continue
+		}
+		parts = append(parts, string(f.Name())+" "+showValue(f, e.req.Get(f)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; with " + strings.Join(parts, ", ")
 }
 
 // showValue writes a subject field's value for the sheet: text quoted
@@ -103,14 +123,16 @@ func showScalar(f protoreflect.FieldDescriptor, v protoreflect.Value) string {
 }
 
 // call identifies the call exactly, for a "once" grant: the tool, the
-// target it acts on, the value of every subject field it sets (what the
-// sheet showed, for run_command the command) and the further capabilities
-// it needs. Another command, another tab or another tool is another call.
+// target it acts on, the value of every field it sets (the sheet shows
+// them all: subject fields and others) and the further capabilities it
+// needs. Another command, another tab, another flag or another tool is
+// another call.
 func (e *evaluation) call(also []Capability) string {
 	var b strings.Builder
 	b.WriteString(e.tool.Name + "\x00" + e.target)
-	for _, f := range e.tool.Subject {
-		if e.req.Has(f) {
+	fields := e.req.Descriptor().Fields()
+	for i := range fields.Len() {
+		if f := fields.Get(i); e.req.Has(f) {
 			b.WriteString("\x00" + string(f.Name()) + "=" + showValue(f, e.req.Get(f)))
 		}
 	}

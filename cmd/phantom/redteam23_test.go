@@ -70,7 +70,7 @@ func rt23SheetOrStep(t *testing.T, env *testenv.Env, read func() []agentLine, i 
 	return s, line
 }
 
-// TestRedTeam23_OpenedTabInAnotherProjectInheritsItsGrants — HOLE.
+// TestRedTeam23_OpenedTabInAnotherProjectInheritsItsGrants — was a HOLE; holds now.
 // claude has "always read all" in project A. claude in project B opens a
 // tab with create_terminal (free) and directory A — a tab that counts as
 // its own, "no more privileged than the agent" — and the human allows,
@@ -130,7 +130,7 @@ func TestRedTeam23_OpenedTabInAnotherProjectInheritsItsGrants(t *testing.T) {
 	}
 }
 
-// TestRedTeam23_LeaderChdirMovesTheProject — HOLE. A tab opened in B
+// TestRedTeam23_LeaderChdirMovesTheProject — was a HOLE; holds now. A tab opened in B
 // whose own program (an unsandboxed agent run as the tab's program, e.g.
 // `phantom new --dir B -- claude`) changes its working directory to A:
 // terminald names the tab's project from the leader's /proc/PID/cwd,
@@ -182,7 +182,8 @@ func TestRedTeam23_LeaderChdirMovesTheProject(t *testing.T) {
 	}
 }
 
-// TestRedTeam23_BridgeParentExecsTheGrantedProgram — HOLE. The program a
+// TestRedTeam23_BridgeParentExecsTheGrantedProgram — was a HOLE; holds now
+// (lineage.talksOnlyTo: the bridge's parent must hold its stdio alone). The program a
 // standing grant is for is the bridge's parent (lineage.ClientProgram).
 // An impostor in A's tab starts the real bridge in the background with
 // its stdio on a FIFO it drives, then execs the granted agent's binary
@@ -254,7 +255,9 @@ sleep 0.5
 	}
 }
 
-// TestRedTeam23_RunCommandLeavesAContinuationForTheHumansNextLine — HOLE.
+// TestRedTeam23_RunCommandLeavesAContinuationForTheHumansNextLine — was a
+// HOLE, now holds: authz refuses, before any sheet, a command line the
+// shell would hold open (policy.checkComplete).
 // run_command types only into an empty prompt, but it may type a line the
 // shell does not finish (a trailing backslash): the human allows, once,
 // `echo rt23 \` into their shell; bash waits for the rest, and the next
@@ -271,11 +274,24 @@ func TestRedTeam23_RunCommandLeavesAContinuationForTheHumansNextLine(t *testing.
 	agent := sharedBins(t, bin, "testagent")
 	run := a.agentWith(agent, bin, "claude",
 		consentCall("run_command", map[string]any{"terminal_id": human, "command": `echo rt23-joined \`}))
-	s := agentAsksHuman(t, env, run.read, 0, a.tab, "run_command", "a command ending in a backslash")
-	mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--once")
-	if r := resultOf(t, waitStep(t, run.read, 0)); r.IsError {
-		t.Logf("HOLD: the unfinished line was refused: %s", r.text())
+	// Refused before any sheet; were a sheet raised, the human answers once.
+	var step agentLine
+	eventually(t, "the call with a trailing backslash to end", func() (bool, string) {
+		if s := sheetOf(t, env, a.tab, "run_command"); s != nil {
+			phantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--once")
+		}
+		for _, l := range run.read() {
+			if l.Step == 0 {
+				step = l
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(run.read())
+	})
+	if r := resultOf(t, step); r.IsError && strings.Contains(r.text(), "not a complete command line") {
 		return
+	} else {
+		t.Errorf("run_command with a trailing backslash was not refused as incomplete: %s", r.text())
 	}
 	mark := filepath.Join(a.dir, "MARK")
 	time.Sleep(500 * time.Millisecond)

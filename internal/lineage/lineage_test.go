@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/phantom-dev/phantom/internal/procfs"
@@ -21,17 +22,11 @@ type proc struct {
 // fakeProc lays procs out like /proc under a temporary directory.
 func fakeProc(t *testing.T, procs ...proc) procfs.FS {
 	t.Helper()
-	root := t.TempDir()
+	fs := procfs.FS{Root: t.TempDir()}
 	for _, p := range procs {
-		dir := filepath.Join(root, fmt.Sprint(p.pid))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		stat := fmt.Sprintf("%d (x) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", p.pid, p.ppid, p.pid, p.pid, p.start)
-		os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644)
-		os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(p.argv, "\x00")+"\x00"), 0o644)
+		fakeProcAdd(t, fs, p)
 	}
-	return procfs.FS{Root: root}
+	return fs
 }
 
 const addr = "unix:///run/ph/terminald.sock"
@@ -232,6 +227,18 @@ func TestLocateUnderHolder(t *testing.T) {
 	}
 }
 
+// fakeProcAdd adds p to a fake /proc made by fakeProc.
+func fakeProcAdd(t *testing.T, fs procfs.FS, p proc) {
+	t.Helper()
+	dir := filepath.Join(fs.Root, fmt.Sprint(p.pid))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stat := fmt.Sprintf("%d (x) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", p.pid, p.ppid, p.pid, p.pid, p.start)
+	os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644)
+	os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(p.argv, "\x00")+"\x00"), 0o644)
+}
+
 // TestProgram: a grant records the program behind the bridge, from the
 // kernel's exe (and an interpreter's script), never the name the client
 // chose.
@@ -256,6 +263,25 @@ func TestProgram(t *testing.T) {
 	link(14, "/home/u/copy/phantom") // a copy of the bridge: not Phantom's own
 	link(15, "/opt/codex/codex")
 	os.Symlink("/home/u/proj", filepath.Join(fs.Root, "12", "cwd"))
+	proc17 := proc{pid: 17, ppid: 10, start: 10, argv: []string{"phantom", "+mcp-server", "--client=claude"}}
+	fakeProcAdd(t, fs, proc17)
+	link(17, "/usr/bin/phantom")
+	// Standard input and output: each bridge's are pipes its parent holds
+	// the other ends of; 17's input is also held by 15, which speaks on it.
+	fds := func(pid int, links ...string) {
+		dir := filepath.Join(fs.Root, fmt.Sprint(pid), "fd")
+		os.MkdirAll(dir, 0o755)
+		for i, l := range links {
+			os.Symlink(l, filepath.Join(dir, fmt.Sprint(i)))
+		}
+	}
+	fds(11, "pipe:[100]", "pipe:[101]")
+	fds(13, "pipe:[102]", "pipe:[103]")
+	fds(14, "pipe:[104]", "pipe:[105]")
+	fds(17, "pipe:[106]", "pipe:[107]")
+	fds(10, "/dev/null", "pipe:[100]", "pipe:[101]", "pipe:[106]", "pipe:[107]")
+	fds(12, "pipe:[102]", "pipe:[103]")
+	fds(15, "pipe:[106]")
 	for _, tc := range []struct {
 		pid  int
 		want string
@@ -264,10 +290,30 @@ func TestProgram(t *testing.T) {
 		{13, "/usr/bin/python3 /home/u/proj/evil.py"},
 		{14, "/home/u/copy/phantom"},
 		{15, "/opt/codex/codex"},
+		{17, ""}, // another process speaks on the bridge's input
 		{99, ""},
 	} {
 		if got := ClientProgram(fs, tc.pid, "/usr/bin/phantom"); got != tc.want {
 			t.Errorf("ClientProgram(%d) = %q, want %q", tc.pid, got, tc.want)
 		}
+	}
+}
+
+// TestUnixPeer: the other end of a socket pair, as the kernel's socket
+// table names it, is the peer's own descriptor link.
+func TestUnixPeer(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	a, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fds[0]))
+	b, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fds[1]))
+	if got, ok := otherEnd(a); !ok || got != b {
+		t.Errorf("otherEnd(%s) = %q, %v; want %s", a, got, ok, b)
+	}
+	if got, ok := otherEnd("/dev/pts/3"); ok {
+		t.Errorf("otherEnd of a terminal = %q, want none", got)
 	}
 }

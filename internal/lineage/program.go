@@ -46,9 +46,13 @@ func Program(fs procfs.FS, pid int) string {
 // ClientProgram is the program behind an MCP connection from pid. When pid
 // runs Phantom's own bridge — its executable is bridgeExe and its first
 // argument "+mcp-server" — the program is the bridge's parent's: the MCP
-// client that started it (claude, codex, …), which is what asked. Any other
-// peer is its own program. A process that only names itself as a client
-// ("--client=claude") therefore shows as the program it is.
+// client that started it (claude, codex, …), which is what asked; but only
+// when that parent alone holds the other ends of the bridge's standard
+// input and output (talksOnlyTo): otherwise it is "", which no standing
+// grant covers. Any other peer is its own program. A process that only
+// names itself as a client ("--client=claude") therefore shows as the
+// program it is, and one that starts the bridge and then execs a granted
+// agent's binary in its place shows as none.
 func ClientProgram(fs procfs.FS, pid int, bridgeExe string) string {
 	exe, err := fs.Exe(pid)
 	if err != nil {
@@ -61,6 +65,9 @@ func ClientProgram(fs procfs.FS, pid int, bridgeExe string) string {
 	st, err := fs.Stat(pid)
 	if err != nil || st.PPID <= 1 {
 		return Program(fs, pid)
+	}
+	if !talksOnlyTo(fs, pid, st.PPID) {
+		return ""
 	}
 	return Program(fs, st.PPID)
 }

@@ -112,9 +112,10 @@ type tab struct {
 	listen     string
 	// worktreeOf caches the git working tree of lastDir.
 	worktreeOf, worktree string
-	// projectOf caches the project (internal/project) of the leader's
-	// working directory, as the kernel has it.
-	projectOf, project string
+	// projectOf is the leader's working directory as the kernel last had
+	// it; project is the project (internal/project) of projectAt, its
+	// directory when it last waited at its prompt (see computeStatus).
+	projectOf, projectAt, project string
 	// snap is the status as last computed, which listing tabs copies
 	// (snapshot_tab.go).
 	snap tabSnap
@@ -427,6 +428,11 @@ func (t *tab) computeStatus() status {
 	}
 	s.cols, s.rows = t.scr.Size()
 	cwd := t.scr.Cwd()
+	// Only an interactive shell waiting at its prompt moves the project:
+	// its directory changes there by a command someone entered (cd), never
+	// by a program that runs in the tab; a leader that is no such shell
+	// (sh -c 'cd A; exec agent') keeps the project it was opened in.
+	atPrompt := s.idle && t.integrated && t.sawPrompt
 	t.mu.Unlock()
 	if s.exited {
 		// Keep showing where the program was and what it was.
@@ -460,8 +466,11 @@ func (t *tab) computeStatus() status {
 		t.worktreeOf, t.worktree = cwd, project.Worktree(cwd)
 	}
 	s.worktree = t.worktree
-	if procCwd != "" && t.projectOf != procCwd {
-		t.projectOf, t.project = procCwd, project.Of(procCwd)
+	if procCwd != "" {
+		t.projectOf = procCwd
+	}
+	if procCwd != "" && atPrompt && t.projectAt != procCwd {
+		t.projectAt, t.project = procCwd, project.Of(procCwd)
 	}
 	s.project, s.kernelDir = t.project, t.projectOf
 	if t.listenPID != s.fgPID || t.listenComm != s.fgName {

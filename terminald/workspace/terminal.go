@@ -118,11 +118,15 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 	}
 }
 
-// projectOf is the project e works in: a sandboxed tab's is the one it
-// was opened in, which its programs cannot move; another tab's follows its
-// shell's working directory as the kernel has it.
+// projectOf is the project e works in, as Phantom decides it. A tab opened
+// for an agent works in its opener's project, wherever its directory is:
+// it is no more privileged than that agent. A sandboxed tab's is the one
+// it was opened in, which its programs cannot move. Another tab's follows
+// its shell's working directory as the kernel had it when the shell last
+// waited at its prompt (tab.computeStatus), and until then is the one it
+// was opened in.
 func (e *tabEntry) projectOf(st status) string {
-	if e.sandboxed && e.project != "" {
+	if e.openedBy != "" || e.sandboxed || st.project == "" {
 		return e.project
 	}
 	return st.project

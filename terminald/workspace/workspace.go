@@ -326,6 +326,12 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 		groupByAgent: spec.ByAgent && spec.GroupID != "", nameByAgent: spec.ByAgent && spec.Name != "",
 		agentClient: spec.AgentClient, openedBy: spec.OpenedBy, project: project.Of(dir)}
 	w.mu.Lock()
+	if opener, ok := w.tabs[spec.OpenedBy]; ok {
+		// The agent's own project, not the one of the directory it chose.
+		e.project = opener.projectOf(opener.snapshot())
+	} else if spec.OpenedBy != "" {
+		e.project = "(opened for tab " + spec.OpenedBy + ", which is gone)"
+	}
 	w.tabs[id] = e
 	win.tabs = append(win.tabs, id)
 	if win.focused == "" {
