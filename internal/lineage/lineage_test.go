@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -316,4 +317,35 @@ func TestUnixPeer(t *testing.T) {
 	if got, ok := otherEnd("/dev/pts/3"); ok {
 		t.Errorf("otherEnd of a terminal = %q, want none", got)
 	}
+}
+
+// BenchmarkClientProgram is what naming the program behind a connection
+// costs at its hello: "exe" is the baseline (Program: one readlink),
+// "bridge" the whole of ClientProgram for a child on pipes, whose every
+// stdio holder is looked for in /proc.
+func BenchmarkClientProgram(b *testing.B) {
+	cmd := exec.Command("cat")
+	if _, err := cmd.StdinPipe(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cmd.StdoutPipe(); err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	b.Run("exe", func(b *testing.B) {
+		for b.Loop() {
+			Program(procfs.Default, pid)
+		}
+	})
+	b.Run("bridge", func(b *testing.B) {
+		for b.Loop() {
+			if !talksOnlyTo(procfs.Default, pid, os.Getpid()) {
+				b.Fatal("the test's own child does not talk only to it")
+			}
+		}
+	})
 }
