@@ -141,7 +141,7 @@ func incomplete(cmd string) string {
 			i += j + 1
 		case '$':
 			if i+1 < len(cmd) && cmd[i+1] == '{' {
-				j := closingQuote(cmd[i+2:], '}')
+				j := closingBrace(cmd[i+2:])
 				if j < 0 {
 					return "a ${ it opens is not closed"
 				}
@@ -220,6 +220,26 @@ func innerSubst(s string) string {
 		return ""
 	}
 	return s[strings.Index(s, "$("):]
+}
+
+// closingBrace is the index in s of the } that closes a ${ opened before
+// s, skipping quoted strings and escapes; -1 when none does.
+func closingBrace(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\'', '"':
+			j := closingQuote(s[i+1:], s[i])
+			if j < 0 {
+				return -1
+			}
+			i += j + 1
+		case '}':
+			return i
+		}
+	}
+	return -1
 }
 
 // closingQuote is the index in s of the quote q that closes a string

