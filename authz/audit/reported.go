@@ -17,6 +17,7 @@ const (
 	FocusNoClient = "focus_no_client"
 	// RunNotTyped: an agent's run_command was allowed but terminald typed
 	// nothing (the command line held the human's text, or the tab was
-	// busy or gone by then).
+	// busy or gone by then), or typed a line the shell held open for
+	// more, which terminald cancelled with Ctrl-C before anything ran.
 	RunNotTyped = "run_not_typed"
 )

@@ -91,6 +91,7 @@ type commandLog struct {
 	last    *Command // the last finished
 	started uint64   // commands started so far
 	prompts uint64   // prompts shown so far (B marks)
+	lines   uint64   // command lines reported so far (E marks)
 	changed chan struct{}
 }
 
@@ -135,6 +136,8 @@ func (l *commandLog) onEvent(scr *screen.Screen, ev screen.Event) {
 		l.wakeLocked()
 	case screen.EventCommandLine:
 		l.ran, l.haveRan = parseCommandLine(ev.Text)
+		l.lines++
+		l.wakeLocked()
 	case screen.EventCommandExecuted:
 		pos := scr.CursorPos()
 		c := &Command{Start: pos, StartedAt: now, Text: l.typed, Typed: l.typed}

@@ -503,7 +503,9 @@ func (t *tab) lastLines(n int) []string {
 
 // runCommand types line into the tab and presses Enter, if the tab is idle
 // and its command line empty (prompt.go). The look and the typing are one
-// step under the input lock: no key typed meanwhile can join the line.
+// step under the input lock: no key typed meanwhile can join the line. In
+// a tab with shell integration the lock is kept until the shell shows it
+// took the line as a whole command (continuation.go).
 func (t *tab) runCommand(line string) error {
 	if err := checkCommandLine(line); err != nil {
 		return err
@@ -512,26 +514,37 @@ func (t *tab) runCommand(line string) error {
 		return fmt.Errorf("tab %s: its input is not being read, or it closed: %w", t.id, errdefs.ErrFailedPrecondition)
 	}
 	defer t.unlockInput()
+	g, err := t.typeLine(line)
+	if err != nil || !g.marks {
+		return err
+	}
+	return t.awaitAccepted(g)
+}
+
+// typeLine checks the tab and queues line and Enter, with the input lock
+// held. It returns what awaitAccepted compares the marks with.
+func (t *tab) typeLine(line string) (accept, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.exited {
-		return fmt.Errorf("tab %s: its program has exited (status %d): %w", t.id, t.exitCode, errdefs.ErrFailedPrecondition)
+		return accept{}, fmt.Errorf("tab %s: its program has exited (status %d): %w", t.id, t.exitCode, errdefs.ErrFailedPrecondition)
 	}
 	if !t.idleLocked() {
 		what := "a program"
 		if fg := t.foreground(); fg > 0 {
 			what = fmt.Sprintf("%q (pid %d)", comm(fg), fg)
 		}
-		return fmt.Errorf("tab %s is busy: %s is running there; wait until it is idle: %w", t.id, what, errdefs.ErrFailedPrecondition)
+		return accept{}, fmt.Errorf("tab %s is busy: %s is running there; wait until it is idle: %w", t.id, what, errdefs.ErrFailedPrecondition)
 	}
 	forget, err := t.lineViewLocked().check(t.id)
 	if err != nil {
-		return err
+		return accept{}, err
 	}
+	g := t.acceptLocked()
 	select {
 	case t.input <- []byte(line + "\r"):
 	default:
-		return fmt.Errorf("tab %s: its input is not being read: %w", t.id, errdefs.ErrFailedPrecondition)
+		return accept{}, fmt.Errorf("tab %s: its input is not being read: %w", t.id, errdefs.ErrFailedPrecondition)
 	}
 	// The command log notes what was typed (before its C mark can be
 	// rendered: that needs t.mu).
@@ -544,7 +557,7 @@ func (t *tab) runCommand(line string) error {
 	// Until the shell reports the command started, the tab is not idle:
 	// a second run_command must not type into the first one's input.
 	t.atPrompt = false
-	return nil
+	return g, nil
 }
 
 // checkCommandLine refuses what would be more than one typed line.

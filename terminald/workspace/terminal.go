@@ -254,7 +254,9 @@ func (w *Workspace) RunCommand(id, line string) (Terminal, error) {
 }
 
 // NotTyped is run_command's error when it typed nothing: the tab was busy
-// or had exited, its command line held text, or the line would not fit.
+// or had exited, its command line held text, or the line would not fit;
+// or when nothing ran: the shell waited for more of the line and Phantom
+// cancelled it (continuation.go).
 // The caller was allowed to type, so the audit log says it did not.
 type NotTyped struct{ Err error }
 
