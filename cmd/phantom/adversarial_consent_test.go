@@ -301,3 +301,35 @@ func TestConsentGrantKeysUnforgeable(t *testing.T) {
 		})
 	}
 }
+
+// TestConsentContinuationNeverJoinsTheHumansLine: a line no lexer can see
+// is open — an alias in the human's bash that expands to an open loop —
+// is typed under a standing grant: the shell holds it open after the
+// Enter, terminald cancels it (nothing ran) and says so, and the human's
+// next line runs on its own.
+func TestConsentContinuationNeverJoinsTheHumansLine(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	env, bin := deputyUp(t, "SHELL="+bash)
+	human, _ := settledShell(t, env)
+	mustPhantom(t, env, "send", human, "alias zz='for i in 1; do'", "Enter")
+	runTabIdle(t, env, human)
+	a := newAttacker(t, env, "agent")
+	agent := sharedBins(t, bin, "testagent")
+	run := a.agentWith(agent, bin, "claude", consentCall("run_command", map[string]any{"terminal_id": human, "command": "zz"}))
+	s := agentAsksHuman(t, env, run.read, 0, a.tab, "run_command", "an alias that opens a loop")
+	mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--once")
+	r := resultOf(t, waitStepWithin(t, run.read, 0, time.Minute))
+	if !r.IsError || !strings.Contains(r.text(), "held the line open for more") {
+		t.Fatalf("run_command zz = %s, want refused: the shell held the line open", r.text())
+	}
+	mark := filepath.Join(a.dir, "MARK")
+	runTabIdle(t, env, human)
+	mustPhantom(t, env, "send", human, "touch "+mark, "Enter")
+	eventually(t, "the human's own line to run", func() (bool, string) {
+		_, err := os.Stat(mark)
+		return err == nil, mustPhantom(t, env, "read", human)
+	})
+}
