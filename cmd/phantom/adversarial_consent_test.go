@@ -11,6 +11,7 @@ package main
 //     a self-chosen client name move nothing.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,8 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/phantom-dev/phantom/authz"
 	"github.com/phantom-dev/phantom/internal/testenv"
+	"github.com/phantom-dev/phantom/internal/toolreg"
+	mcpv1 "github.com/phantom-dev/phantom/proto/phantom/mcp/v1"
 )
 
 // consentUp starts an instance outside the temporary directories with a
@@ -332,4 +337,81 @@ func TestConsentContinuationNeverJoinsTheHumansLine(t *testing.T) {
 		_, err := os.Stat(mark)
 		return err == nil, mustPhantom(t, env, "read", human)
 	})
+}
+
+// TestConsentEveryGatedToolAsks walks every tool whose proto option
+// states a capability other than CAPABILITY_NONE: from a real tab, each
+// call, aimed at the human's tab or a directory outside the agent's, is
+// refused unless the human allows it — here every sheet is denied — and
+// none runs; the tools the gateway lists are exactly the registry's.
+func TestConsentEveryGatedToolAsks(t *testing.T) {
+	reg, err := toolreg.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, bin := consentUp(t)
+	human, before := settledShell(t, env)
+	a := newAttacker(t, env, "agent", "--sandbox")
+	agent := sharedBins(t, bin, "testagent")
+	marker := filepath.Join(a.dir, "ran")
+	script := []map[string]any{{"op": "list"}}
+	var gated []string
+	for _, tl := range reg.Tools() {
+		if toolreg.Free(tl.Capability) {
+			continue
+		}
+		args := map[string]any{}
+		switch tl.Reach.Kind {
+		case mcpv1.ReachKind_REACH_KIND_TAB:
+			args[string(tl.Reach.Field.JSONName())] = human
+		case mcpv1.ReachKind_REACH_KIND_DIRECTORY:
+			args[string(tl.Reach.Field.JSONName())] = env.Home
+		}
+		for _, f := range tl.Subject {
+			if f.Kind() == protoreflect.StringKind && !f.IsList() && !f.IsMap() {
+				args[string(f.JSONName())] = "touch " + marker
+			}
+		}
+		gated = append(gated, tl.Name)
+		script = append(script, consentCall(tl.Name, args))
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // the human denies every sheet
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			for _, s := range sheetsJSON(t, env) {
+				phantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--deny")
+			}
+		}
+	}()
+	run := a.agentWith(agent, bin, "claude", script...)
+	listed := map[string]bool{}
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if l := waitStep(t, run.read, 0); json.Unmarshal(l.Result, &list) != nil || len(list.Tools) == 0 {
+		t.Fatalf("tools/list: %s %s", l.Result, l.Error)
+	}
+	for _, tl := range list.Tools {
+		listed[tl.Name] = true
+	}
+	if len(listed) != len(reg.Tools()) {
+		t.Errorf("the gateway lists %d tools, the registry has %d", len(listed), len(reg.Tools()))
+	}
+	for i, name := range gated {
+		r := resultOf(t, waitStepWithin(t, run.read, i+1, time.Minute))
+		if !r.IsError {
+			t.Errorf("%s, which needs a grant, ran with every sheet denied: %s", name, r.text())
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a gated call ran its command")
+	}
+	unchangedOutput(t, env, human, before, "the gated calls")
+	t.Logf("%d gated tools, each refused: %v", len(gated), gated)
 }
