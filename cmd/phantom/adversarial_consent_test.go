@@ -321,6 +321,9 @@ func TestConsentContinuationNeverJoinsTheHumansLine(t *testing.T) {
 	human, _ := settledShell(t, env)
 	mustPhantom(t, env, "send", human, "alias zz='for i in 1; do'", "Enter")
 	runTabIdle(t, env, human)
+	// run_command waits a moment after a line was entered (its program
+	// may still read the terminal): past it, so that the call is typed.
+	time.Sleep(time.Second)
 	a := newAttacker(t, env, "agent")
 	agent := sharedBins(t, bin, "testagent")
 	run := a.agentWith(agent, bin, "claude", consentCall("run_command", map[string]any{"terminal_id": human, "command": "zz"}))
