@@ -77,17 +77,20 @@ func (e *evaluation) reachDir(dir string) (Scope, string) {
 // caller's tab, or by a tab opened for it, and so on. Such tabs run in the
 // agent's sandbox (Rules.Within), no more privileged than the agent, so
 // they count as its own tab. The walk follows OpenedBy links only while
-// they lead to tabs that exist, and at most once per tab.
+// they lead to tabs that exist, and no further than there are tabs (so a
+// loop ends).
 func (e *evaluation) opened(t TabInfo) bool {
 	if e.self == nil {
 		return false
 	}
-	seen := map[string]bool{}
-	for by := t.OpenedBy; by != "" && !seen[by]; {
+	by := t.OpenedBy
+	for range len(e.tabs) {
+		if by == "" {
+			return false
+		}
 		if by == e.self.ID {
 			return true
 		}
-		seen[by] = true
 		next, ok := e.tab(by)
 		if !ok {
 			return false

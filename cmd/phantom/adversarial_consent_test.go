@@ -54,6 +54,37 @@ func consentCall(tool string, args map[string]any) map[string]any {
 	return map[string]any{"op": "call", "tool": tool, "args": args}
 }
 
+// consentRepos makes two git repositories A and B next to bin.
+func consentRepos(t *testing.T, bin string) (repoA, repoB string) {
+	t.Helper()
+	base := filepath.Dir(bin)
+	repoA, repoB = filepath.Join(base, "A"), filepath.Join(base, "B")
+	for _, r := range []string{repoA, repoB} {
+		if out, err := exec.Command("git", "init", "-q", r).CombinedOutput(); err != nil {
+			t.Fatalf("git init %s: %v\n%s", r, err, out)
+		}
+	}
+	return repoA, repoB
+}
+
+// grantInA gives claude's program (agent) in a tab of repoA a standing
+// "always read all", as the human, and checks it reads the human's tab. It
+// returns the tab and the sheet the human answered.
+func grantInA(t *testing.T, env *testenv.Env, agent, bin, repoA, human string, flags []string) (*attacker, map[string]any) {
+	t.Helper()
+	inA := newAttacker(t, env, "agent-A", append(flags, "--dir", repoA)...)
+	first := inA.agentWith(agent, bin, "claude", permRead(human))
+	s := agentAsksHuman(t, env, first.read, 0, inA.tab, "read_output", "the first read from A")
+	if s["project"] != repoA {
+		t.Fatalf("the sheet from A = %v, want project %s", s, repoA)
+	}
+	mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--always", "--scope", "all")
+	if r := resultOf(t, waitStep(t, first.read, 0)); r.IsError {
+		t.Fatalf("the allowed read failed: %+v", r)
+	}
+	return inA, s
+}
+
 // retried makes a call step retry while it fails (a tab still busy with
 // the previous command), for up to 20 s.
 func retried(step map[string]any) map[string]any {
@@ -241,26 +272,14 @@ func TestConsentGrantKeysUnforgeable(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			env, bin := consentUp(t)
 			human := humanTab(t, env, "human", "human-secret-marker")
-			base := filepath.Dir(bin)
-			repoA, repoB := filepath.Join(base, "A"), filepath.Join(base, "B")
-			for _, r := range []string{repoA, repoB} {
-				if out, err := exec.Command("git", "init", "-q", r).CombinedOutput(); err != nil {
-					t.Fatalf("git init %s: %v\n%s", r, err, out)
-				}
-			}
+			repoA, repoB := consentRepos(t, bin)
 			agent := sharedBins(t, bin, "testagent")
 			impostor := sharedBins(t, bin, "impostor")
 
 			// The grant, given to claude's program in A.
-			inA := newAttacker(t, env, "agent-A", append(mode.flags, "--dir", repoA)...)
-			first := inA.agentWith(agent, bin, "claude", permRead(human))
-			s := agentAsksHuman(t, env, first.read, 0, inA.tab, "read_output", "the first read from A")
-			if s["project"] != repoA || s["program"] != agent {
-				t.Errorf("the sheet from A = %v, want project %s and program %s", s, repoA, agent)
-			}
-			mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--always", "--scope", "all")
-			if r := resultOf(t, waitStep(t, first.read, 0)); r.IsError {
-				t.Fatalf("the allowed read failed: %+v", r)
+			inA, s := grantInA(t, env, agent, bin, repoA, human, mode.flags)
+			if s["program"] != agent {
+				t.Errorf("the sheet from A = %v, want program %s", s, agent)
 			}
 			// The same program in A reads without a sheet: the grant works,
 			// so what follows proves the keys, not a grant that covers nothing.

@@ -18,36 +18,6 @@ import (
 	"github.com/phantom-dev/phantom/internal/testenv"
 )
 
-// rt23Repos makes two git repositories A and B next to bin.
-func rt23Repos(t *testing.T, bin string) (repoA, repoB string) {
-	t.Helper()
-	base := filepath.Dir(bin)
-	repoA, repoB = filepath.Join(base, "A"), filepath.Join(base, "B")
-	for _, r := range []string{repoA, repoB} {
-		if out, err := exec.Command("git", "init", "-q", r).CombinedOutput(); err != nil {
-			t.Fatalf("git init %s: %v\n%s", r, err, out)
-		}
-	}
-	return repoA, repoB
-}
-
-// rt23GrantInA gives claude's program (agent) in a tab of repoA a standing
-// "always read all", as the human, and checks it reads the human's tab.
-func rt23GrantInA(t *testing.T, env *testenv.Env, agent, bin, repoA, human string, flags []string) *attacker {
-	t.Helper()
-	inA := newAttacker(t, env, "agent-A", append(flags, "--dir", repoA)...)
-	first := inA.agentWith(agent, bin, "claude", permRead(human))
-	s := agentAsksHuman(t, env, first.read, 0, inA.tab, "read_output", "the first read from A")
-	if s["project"] != repoA {
-		t.Fatalf("the sheet from A = %v, want project %s", s, repoA)
-	}
-	mustPhantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--always", "--scope", "all")
-	if r := resultOf(t, waitStep(t, first.read, 0)); r.IsError {
-		t.Fatalf("the allowed read failed: %+v", r)
-	}
-	return inA
-}
-
 // rt23SheetOrStep waits until step i of the run whose outcomes read
 // returns either raises a sheet from tab for tool (returned) or ends
 // without one (its outcome returned, sheet nil).
@@ -85,9 +55,9 @@ func TestRedTeam23_OpenedTabInAnotherProjectInheritsItsGrants(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			env, bin := consentUp(t)
 			human := humanTab(t, env, "human", "human-secret-marker")
-			repoA, repoB := rt23Repos(t, bin)
+			repoA, repoB := consentRepos(t, bin)
 			agent := sharedBins(t, bin, "testagent")
-			rt23GrantInA(t, env, agent, bin, repoA, human, mode.flags)
+			grantInA(t, env, agent, bin, repoA, human, mode.flags)
 
 			inB := newAttacker(t, env, "agent-B", append(mode.flags, "--dir", repoB)...)
 			nested := filepath.Join(inB.dir, "nested")
@@ -139,9 +109,9 @@ func TestRedTeam23_OpenedTabInAnotherProjectInheritsItsGrants(t *testing.T) {
 func TestRedTeam23_LeaderChdirMovesTheProject(t *testing.T) {
 	env, bin := consentUp(t)
 	human := humanTab(t, env, "human", "human-secret-marker")
-	repoA, repoB := rt23Repos(t, bin)
+	repoA, repoB := consentRepos(t, bin)
 	agent := sharedBins(t, bin, "testagent")
-	rt23GrantInA(t, env, agent, bin, repoA, human, nil)
+	grantInA(t, env, agent, bin, repoA, human, nil)
 
 	dir, err := os.MkdirTemp("", "attacker")
 	if err != nil {
@@ -198,9 +168,9 @@ func TestRedTeam23_BridgeParentExecsTheGrantedProgram(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			env, bin := consentUp(t)
 			human := humanTab(t, env, "human", "human-secret-marker")
-			repoA, _ := rt23Repos(t, bin)
+			repoA, _ := consentRepos(t, bin)
 			agent := sharedBins(t, bin, "testagent")
-			inA := rt23GrantInA(t, env, agent, bin, repoA, human, mode.flags)
+			inA, _ := grantInA(t, env, agent, bin, repoA, human, mode.flags)
 
 			idle := filepath.Join(inA.dir, "idle")
 			release := filepath.Join(inA.dir, "release")

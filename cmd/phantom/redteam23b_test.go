@@ -57,9 +57,9 @@ func TestRedTeam23b_BridgeStdioReopenedThroughProcAfterTheHello(t *testing.T) {
 	t.Skip("same-user limit, stated in the README security model (who speaks on a bridge after its hello): a process of the agent's user that reaches the granted agent's descriptors (reopened through /proc/PID/fd, or in flight) speaks as it; kept as the record of the attack")
 	env, bin := consentUp(t)
 	human := humanTab(t, env, "human", "human-secret-marker")
-	repoA, _ := rt23Repos(t, bin)
+	repoA, _ := consentRepos(t, bin)
 	agent := sharedBins(t, bin, "testagent")
-	inA := rt23GrantInA(t, env, agent, bin, repoA, human, nil)
+	inA, _ := grantInA(t, env, agent, bin, repoA, human, nil)
 
 	idle := filepath.Join(inA.dir, "idle")
 	release := filepath.Join(inA.dir, "release")

@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/phantom-dev/phantom/internal/procfs"
+	"github.com/phantom-dev/phantom/internal/sockdiag"
 )
 
 // talksOnlyTo reports whether every other end of the bridge's standard
@@ -92,71 +89,17 @@ func otherEnd(link string) (string, bool) {
 	return "", false
 }
 
-// The Unix part of the kernel's socket table interface
-// (linux/unix_diag.h), which x/sys/unix does not have.
-const (
-	udiagShowPeer = 0x04
-	unixDiagPeer  = 2
-	noCookie      = ^uint32(0)
-)
-
-type unixDiagReq struct {
-	Family   uint8
-	Protocol uint8
-	Pad      uint16
-	States   uint32
-	Ino      uint32
-	Show     uint32
-	Cookie   [2]uint32
-}
-
-// unixDiagMsgLen is sizeof(struct unix_diag_msg).
-const unixDiagMsgLen = 16
-
 // unixPeer asks the kernel's socket table for the peer of the Unix
 // socket with inode ino.
 func unixPeer(ino uint32) (uint32, bool) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return 0, false
-	}
-	defer unix.Close(fd)
-	req := unixDiagReq{Family: unix.AF_UNIX, States: ^uint32(0), Ino: ino, Show: udiagShowPeer, Cookie: [2]uint32{noCookie, noCookie}}
-	hdr := unix.NlMsghdr{
-		Len:   uint32(unix.SizeofNlMsghdr + unsafe.Sizeof(req)),
-		Type:  unix.SOCK_DIAG_BY_FAMILY,
-		Flags: unix.NLM_F_REQUEST,
-	}
-	msg := append((*[unix.SizeofNlMsghdr]byte)(unsafe.Pointer(&hdr))[:], (*[unsafe.Sizeof(req)]byte)(unsafe.Pointer(&req))[:]...)
-	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, false
-	}
-	buf := make([]byte, 1<<12)
-	n, _, err := unix.Recvfrom(fd, buf, 0)
-	if err != nil {
-		return 0, false
-	}
-	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-	if err != nil || len(msgs) == 0 || msgs[0].Header.Type == syscall.NLMSG_ERROR {
-		return 0, false
-	}
-	b := msgs[0].Data
-	if len(b) < unixDiagMsgLen || binary.NativeEndian.Uint32(b[4:8]) != ino {
-		return 0, false
-	}
-	for b = b[unixDiagMsgLen:]; len(b) >= 4; {
-		l, typ := int(binary.NativeEndian.Uint16(b[0:2])), binary.NativeEndian.Uint16(b[2:4])
-		if l < 4 || l > len(b) {
-			return 0, false
+	var peer []byte
+	err := sockdiag.Unix(sockdiag.Request{States: sockdiag.AllStates, Ino: ino, Show: sockdiag.ShowPeer}, false, func(msg []byte) {
+		if s, ok := sockdiag.Parse(msg); ok && s.Ino == ino {
+			peer = s.Attr(sockdiag.AttrPeer)
 		}
-		if typ == unixDiagPeer && l >= 8 {
-			return binary.NativeEndian.Uint32(b[4:8]), true
-		}
-		step := (l + 3) &^ 3
-		if step > len(b) {
-			break
-		}
-		b = b[step:]
+	})
+	if err != nil || len(peer) < 4 {
+		return 0, false
 	}
-	return 0, false
+	return binary.NativeEndian.Uint32(peer), true
 }

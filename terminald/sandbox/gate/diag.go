@@ -2,31 +2,11 @@ package gate
 
 import (
 	"encoding/binary"
-	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// The Unix part of the kernel's socket table interface
-// (linux/unix_diag.h), which x/sys/unix does not have.
-const (
-	udiagShowName = 0x01
-	udiagShowVFS  = 0x02
-	unixDiagName  = 0
-	unixDiagVFS   = 1
-	tcpListen     = 10 // the state of a listening socket
+	"github.com/phantom-dev/phantom/internal/sockdiag"
 )
-
-type unixDiagReq struct {
-	Family   uint8
-	Protocol uint8
-	Pad      uint16
-	States   uint32
-	Ino      uint32
-	Show     uint32
-	Cookie   [2]uint32
-}
 
 // listener finds the listening socket t names in the kernel's socket
 // table (sock_diag): by the inode of its file, or by its abstract name.
@@ -35,83 +15,39 @@ type unixDiagReq struct {
 // file or abstract name cannot have — is no match: the answer must be
 // about the socket t is, or none.
 func listener(t target) (uint64, bool) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return 0, false
-	}
-	defer unix.Close(fd)
-	req := unixDiagReq{Family: unix.AF_UNIX, States: 1 << tcpListen, Show: udiagShowName | udiagShowVFS}
-	hdr := unix.NlMsghdr{
-		Len:   uint32(unix.SizeofNlMsghdr + unsafe.Sizeof(req)),
-		Type:  unix.SOCK_DIAG_BY_FAMILY,
-		Flags: unix.NLM_F_REQUEST | unix.NLM_F_DUMP,
-	}
-	msg := append((*[unix.SizeofNlMsghdr]byte)(unsafe.Pointer(&hdr))[:], (*[unsafe.Sizeof(req)]byte)(unsafe.Pointer(&req))[:]...)
-	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, false
-	}
-	buf := make([]byte, 1<<16)
 	var found []uint64
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return 0, false
-		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			return 0, false
-		}
-		for _, m := range msgs {
-			switch m.Header.Type {
-			case syscall.NLMSG_ERROR:
-				return 0, false
-			case syscall.NLMSG_DONE:
-				if len(found) != 1 {
-					return 0, false
-				}
-				return found[0], true
-			}
-			if ino, ok := matches(m.Data, t); ok {
+	err := sockdiag.Unix(sockdiag.Request{States: 1 << sockdiag.StateListen, Show: sockdiag.ShowName | sockdiag.ShowVFS}, true,
+		func(msg []byte) {
+			if ino, ok := matches(msg, t); ok {
 				found = append(found, ino)
 			}
-		}
+		})
+	if err != nil || len(found) != 1 {
+		return 0, false
 	}
+	return found[0], true
 }
 
 // matches reads one unix_diag_msg and its attributes and reports the
 // socket's inode when it is the one t names.
 func matches(b []byte, t target) (uint64, bool) {
-	const msgLen = 16 // family, type, state, pad, ino, cookie[2]
-	if len(b) < msgLen {
+	s, ok := sockdiag.Parse(b)
+	if !ok {
 		return 0, false
 	}
-	ino := uint64(binary.NativeEndian.Uint32(b[4:8]))
-	for a := b[msgLen:]; len(a) >= 4; {
-		l := int(binary.NativeEndian.Uint16(a[0:2]))
-		typ := binary.NativeEndian.Uint16(a[2:4])
-		if l < 4 || l > len(a) {
-			return 0, false
-		}
-		data := a[4:l]
+	match := false
+	s.Attrs(func(typ uint16, data []byte) bool {
 		switch {
-		case typ == unixDiagVFS && t.file >= 0 && len(data) >= 8:
+		case typ == sockdiag.AttrVFS && t.file >= 0 && len(data) >= 8:
 			vino := uint64(binary.NativeEndian.Uint32(data[0:4]))
 			vdev := binary.NativeEndian.Uint32(data[4:8])
-			if vino == t.ino && sameDev(vdev, t.dev) {
-				return ino, true
-			}
-		case typ == unixDiagName && t.file < 0 && len(data) > 0 && data[0] == 0:
-			if string(data[1:]) == t.abstract {
-				return ino, true
-			}
+			match = vino == t.ino && sameDev(vdev, t.dev)
+		case typ == sockdiag.AttrName && t.file < 0 && len(data) > 0 && data[0] == 0:
+			match = string(data[1:]) == t.abstract
 		}
-		step := (l + 3) &^ 3
-		if step > len(a) {
-			break
-		}
-		a = a[step:]
-	}
-	return 0, false
+		return !match
+	})
+	return uint64(s.Ino), match
 }
 
 // sameDev compares the kernel's own device number (what sock_diag gives:

@@ -3,6 +3,8 @@ package gate
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/phantom-dev/phantom/internal/sockdiag"
 )
 
 // diagMsg builds a unix_diag_msg for socket ino with the given attributes.
@@ -40,17 +42,17 @@ func TestMatches(t *testing.T) {
 		t    target
 		want uint64
 	}{
-		{"its file", diagMsg(900, attr(unixDiagName, []byte("/x.sock")), attr(unixDiagVFS, vfs(77, 8<<20|1))), file, 900},
-		{"another inode", diagMsg(900, attr(unixDiagVFS, vfs(78, 8<<20|1))), file, 0},
-		{"another device", diagMsg(900, attr(unixDiagVFS, vfs(77, 9<<20|1))), file, 0},
+		{"its file", diagMsg(900, attr(sockdiag.AttrName, []byte("/x.sock")), attr(sockdiag.AttrVFS, vfs(77, 8<<20|1))), file, 900},
+		{"another inode", diagMsg(900, attr(sockdiag.AttrVFS, vfs(78, 8<<20|1))), file, 0},
+		{"another device", diagMsg(900, attr(sockdiag.AttrVFS, vfs(77, 9<<20|1))), file, 0},
 		// A disk 254:0 reads 0xfe00 in stat's encoding; the anonymous
 		// device 0:65024, which a sandbox's own tmpfs can get, must not
 		// pass for it.
-		{"an anonymous device numbered like the disk", diagMsg(900, attr(unixDiagVFS, vfs(77, 254<<8))), target{file: 5, ino: 77, dev: 254 << 8}, 0},
-		{"the disk itself", diagMsg(900, attr(unixDiagVFS, vfs(77, 254<<20))), target{file: 5, ino: 77, dev: 254 << 8}, 900},
-		{"its abstract name", diagMsg(901, attr(unixDiagName, []byte("\x00own"))), abstract, 901},
-		{"a longer abstract name", diagMsg(901, attr(unixDiagName, []byte("\x00own2"))), abstract, 0},
-		{"a path, not abstract", diagMsg(901, attr(unixDiagName, []byte("own"))), abstract, 0},
+		{"an anonymous device numbered like the disk", diagMsg(900, attr(sockdiag.AttrVFS, vfs(77, 254<<8))), target{file: 5, ino: 77, dev: 254 << 8}, 0},
+		{"the disk itself", diagMsg(900, attr(sockdiag.AttrVFS, vfs(77, 254<<20))), target{file: 5, ino: 77, dev: 254 << 8}, 900},
+		{"its abstract name", diagMsg(901, attr(sockdiag.AttrName, []byte("\x00own"))), abstract, 901},
+		{"a longer abstract name", diagMsg(901, attr(sockdiag.AttrName, []byte("\x00own2"))), abstract, 0},
+		{"a path, not abstract", diagMsg(901, attr(sockdiag.AttrName, []byte("own"))), abstract, 0},
 		{"truncated", diagMsg(900)[:10], file, 0},
 		{"bad attribute length", append(diagMsg(900), 0xff, 0xff, 1, 0), file, 0},
 	}
@@ -62,8 +64,8 @@ func TestMatches(t *testing.T) {
 }
 
 func FuzzMatches(f *testing.F) {
-	f.Add(diagMsg(900, attr(unixDiagVFS, vfs(77, 8<<20|1))))
-	f.Add(diagMsg(901, attr(unixDiagName, []byte("\x00own"))))
+	f.Add(diagMsg(900, attr(sockdiag.AttrVFS, vfs(77, 8<<20|1))))
+	f.Add(diagMsg(901, attr(sockdiag.AttrName, []byte("\x00own"))))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		matches(b, target{file: 5, ino: 77, dev: 8<<8 | 1})
 		matches(b, target{file: -1, abstract: "own"})
