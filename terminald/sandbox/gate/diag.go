@@ -47,7 +47,10 @@ func matches(b []byte, t target) (uint64, bool) {
 		}
 		return !match
 	})
-	return uint64(s.Ino), match
+	if !match {
+		return 0, false
+	}
+	return uint64(s.Ino), true
 }
 
 // sameDev compares the kernel's own device number (what sock_diag gives:
