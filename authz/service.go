@@ -126,6 +126,11 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 		resp.Allowed = true
 		return resp, nil
 	}
+	if need.Free {
+		// A tab the caller opened, for a tool free there: no grant, no
+		// sheet, yet recorded before it acts, as every act is.
+		return s.allow(ctx, c, need, grants.Grant{}, "", resp), nil
+	}
 	s.grants.Prune(s.alive)
 	g, ok, err := s.findAll(caller{c.Client, c.Program, c.ConnectionID}, need)
 	if err != nil {
@@ -164,7 +169,8 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 	return s.allow(ctx, c, need, g, sheet, resp), nil
 }
 
-// allow allows a call that grant g covers, once the audit log has it.
+// allow allows a call that grant g covers (none for a free call, see
+// policy.Need.Free), once the audit log has it.
 // A call that acts — types a command, changes how a language server
 // starts, changes worktrees — goes ahead only once its line is on disk:
 // nothing is done in the human's name that the log does not hold. A read
@@ -173,6 +179,9 @@ func (s *Service) Authorize(ctx context.Context, req *authzv1.AuthorizeRequest) 
 func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, g grants.Grant, sheet string, resp *authzv1.AuthorizeResponse) *authzv1.AuthorizeResponse {
 	e := callEntry(audit.Allowed, c, need, "")
 	e.Sheet, e.Grant, e.GrantKind, e.Scope = sheet, g.ID, grantKind(g), g.Scope.String()
+	if need.Free {
+		e.GrantKind, e.Scope, e.Reason = "", "", freeReason
+	}
 	e.Command = need.Typed
 	if need.Capability == policy.Read {
 		s.record(e)
@@ -189,6 +198,10 @@ func (s *Service) allow(ctx context.Context, c policy.Caller, need policy.Need, 
 	resp.Allowed, resp.GrantId = true, g.ID
 	return resp
 }
+
+// freeReason is why an allowed call free for the tabs the caller opened
+// needed no grant, in its audit line.
+const freeReason = "no grant needed: the tab is one this agent opened, which runs in its sandbox"
 
 // record writes an entry about a call, leaving out the repeats a caller
 // could flood the log with (see coalescer) and what is over the budget

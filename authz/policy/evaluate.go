@@ -87,6 +87,9 @@ func (p *Policy) Evaluate(ctx context.Context, c Caller, tool, argsJSON string) 
 		return Need{}, err
 	}
 	need.Target, need.Typed = e.target, e.typed
+	// One rule for every tool that says so: a tab the caller opened is
+	// no more privileged than the caller (it runs in its sandbox).
+	need.Free = t.FreeForOpenedTabs && e.openedTarget
 	for _, a := range t.Also {
 		if !req.Has(a.Field) {
 			continue
@@ -129,6 +132,9 @@ type evaluation struct {
 	projects map[string]string // directory → project, per call
 	target   string            // what the call acts on: a tab id or a directory
 	typed    string            // run_command's exact text
+	// openedTarget is true when the reach field names a tab the caller
+	// opened (see opened), not its own.
+	openedTarget bool
 }
 
 func (e *evaluation) tab(id string) (TabInfo, bool) {

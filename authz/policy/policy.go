@@ -186,6 +186,11 @@ type Need struct {
 	// Typed is, for run_command, the exact command line it types (the
 	// Subject shows it escaped).
 	Typed string
+	// Free is true when the call needs no grant and raises no sheet: its
+	// tool is free for the tabs the caller opened (the tool option's
+	// free_for_opened_tabs) and its target is one (see opened). It is
+	// still audited, as any call that needs a capability.
+	Free bool
 	// Call identifies the call exactly — its tool, its target and the
 	// values of its decisive fields (for run_command, the command), and
 	// the further capabilities it needs — so that "once" allows this call

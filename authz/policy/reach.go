@@ -40,6 +40,7 @@ func (e *evaluation) reachTab(f protoreflect.FieldDescriptor) (Scope, TabInfo, s
 	case t.ID == e.self.ID:
 		return Tab, t, "the caller's own tab", nil
 	case e.opened(t):
+		e.openedTarget = true
 		return Tab, t, "a tab this agent opened (it runs in the agent's sandbox, no more privileged than the agent)", nil
 	case sameGroup(*e.self, t):
 		return Group, t, "a tab of the caller's group", nil

@@ -64,6 +64,8 @@ var specials = map[string]special{
 		typed: func(v []protoreflect.Value) string { return v[0].String() },
 	},
 	"configure_language_server": configureLanguageServer,
+	"send_keys":                 sendKeys,
+	"close_terminal":            closeTerminal,
 }
 
 // checkSpecials checks that every special names a tool of reg with the

@@ -78,6 +78,8 @@ func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*
 		Option:     opt,
 		Capability: opt.GetCapability(),
 		Hidden:     map[protoreflect.Name]bool{},
+
+		FreeForOpenedTabs: opt.GetFreeForOpenedTabs(),
 	}
 	for _, h := range opt.GetHiddenFields() {
 		if _, err := field(req, "hidden", h); err != nil {
@@ -88,6 +90,9 @@ func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*
 	var err error
 	if t.Reach, err = reach(req, opt); err != nil {
 		return nil, err
+	}
+	if t.FreeForOpenedTabs && t.Reach.Kind != mcpv1.ReachKind_REACH_KIND_TAB {
+		return nil, fmt.Errorf("free_for_opened_tabs with reach %s: only a tool whose reach is a tab can be free for the tabs the caller opened", t.Reach.Kind)
 	}
 	for _, name := range opt.GetSubjectFields() {
 		f, err := field(req, "subject", name)

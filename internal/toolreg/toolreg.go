@@ -50,6 +50,11 @@ type Tool struct {
 	// Also are the capabilities a call needs besides Capability when a
 	// request field is set (the option's `also`).
 	Also []Also
+	// FreeForOpenedTabs is true when a call needs no grant while the tab
+	// its reach field names is one the caller opened, or one opened for
+	// such a tab (the option's free_for_opened_tabs): authz's policy
+	// decides it, for every tool alike.
+	FreeForOpenedTabs bool
 }
 
 // Also is a further capability a call needs when Field is set (not its

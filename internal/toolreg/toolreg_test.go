@@ -72,6 +72,8 @@ func TestKnownRules(t *testing.T) {
 		{"list_terminals", "terminald", none, noReach, "", nil},
 		{"read_output", "terminald", mcpv1.Capability_CAPABILITY_READ, tab, "terminal_id", nil},
 		{"run_command", "terminald", mcpv1.Capability_CAPABILITY_RUN, tab, "terminal_id", []protoreflect.Name{"command"}},
+		{"send_keys", "terminald", mcpv1.Capability_CAPABILITY_RUN, tab, "terminal_id", []protoreflect.Name{"keys", "literal"}},
+		{"close_terminal", "terminald", mcpv1.Capability_CAPABILITY_RUN, tab, "terminal_id", nil},
 		{"list_worktrees", "gitd", mcpv1.Capability_CAPABILITY_WORKTREE, directory, "repository", nil},
 		{"add_worktree", "gitd", mcpv1.Capability_CAPABILITY_WORKTREE, directory, "repository", []protoreflect.Name{"path", "branch"}},
 		{"remove_worktree", "gitd", mcpv1.Capability_CAPABILITY_WORKTREE, directory, "repository", []protoreflect.Name{"path"}},
@@ -144,6 +146,10 @@ func TestLoad(t *testing.T) {
 			`tool "t"|names no field`},
 		{"free tool with subject", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{rule("t", none, noReach, "", "target")}},
 			`tool "t"|a free tool shows no sheet`},
+		{"free for opened tabs, reach a directory", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{freeOpened(rule("t", configure, directory, "target"))}},
+			`tool "t"|free_for_opened_tabs with reach REACH_KIND_DIRECTORY`},
+		{"free for opened tabs, free tool", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{freeOpened(rule("t", none, noReach, ""))}},
+			`tool "t"|free_for_opened_tabs with reach REACH_KIND_NONE`},
 		{"no daemon", fixture{tools: []*mcpv1.Tool{good}},
 			`tool "configure_thing"|service fixture.v1.FixtureService has no (phantom.mcp.v1.daemon) option`},
 		{"name used twice", fixture{daemon: "fixtured", tools: []*mcpv1.Tool{good, good}},
@@ -176,6 +182,38 @@ func TestLoad(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// freeOpened sets free_for_opened_tabs on r.
+func freeOpened(r *mcpv1.Tool) *mcpv1.Tool {
+	r.FreeForOpenedTabs = true
+	return r
+}
+
+// TestFreeForOpenedTabs: exactly the tools whose option says so are free
+// for the tabs the caller opened, and the registry carries it.
+func TestFreeForOpenedTabs(t *testing.T) {
+	reg, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var free []string
+	for _, tl := range reg.Tools() {
+		if tl.FreeForOpenedTabs {
+			free = append(free, tl.Name)
+		}
+	}
+	if strings.Join(free, ",") != "close_terminal,send_keys" {
+		t.Errorf("tools free for opened tabs = %v, want close_terminal and send_keys", free)
+	}
+	fix := fixture{daemon: "fixtured", tools: []*mcpv1.Tool{freeOpened(rule("t", configure, tab, "target"))}}
+	r, err := Load(fix.files(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl, _ := r.ByName("t"); tl == nil || !tl.FreeForOpenedTabs {
+		t.Errorf("loaded %+v, want FreeForOpenedTabs", tl)
 	}
 }
 

@@ -182,9 +182,16 @@ type Tool struct {
 	// set (not its zero value), e.g. run_command with wait_seconds returns
 	// the command's output, so it needs read as well as run. One sheet asks
 	// for all of them, with the same reach.
-	Also          []*ConditionalCapability `protobuf:"bytes,10,rep,name=also,proto3" json:"also,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Also []*ConditionalCapability `protobuf:"bytes,10,rep,name=also,proto3" json:"also,omitempty"`
+	// A call needs no grant and raises no sheet when the tab its reach
+	// field names is one the caller opened (create_terminal), or one opened
+	// for such a tab, and so on: such tabs run in the caller's sandbox and
+	// are no more privileged than it (send_keys, close_terminal). The call
+	// is still audited. Any other tab, the caller's own included, needs the
+	// capability as usual. Only for a tool whose reach is REACH_KIND_TAB.
+	FreeForOpenedTabs bool `protobuf:"varint,11,opt,name=free_for_opened_tabs,json=freeForOpenedTabs,proto3" json:"free_for_opened_tabs,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -285,6 +292,13 @@ func (x *Tool) GetAlso() []*ConditionalCapability {
 		return x.Also
 	}
 	return nil
+}
+
+func (x *Tool) GetFreeForOpenedTabs() bool {
+	if x != nil {
+		return x.FreeForOpenedTabs
+	}
+	return false
 }
 
 // ConditionalCapability is a capability a call needs when a field is set.
@@ -438,7 +452,7 @@ var File_phantom_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\x86\x03\n" +
+	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xb7\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12 \n" +
@@ -454,7 +468,8 @@ const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\x05reach\x18\b \x01(\v2\x15.phantom.mcp.v1.ReachR\x05reach\x12%\n" +
 	"\x0esubject_fields\x18\t \x03(\tR\rsubjectFields\x129\n" +
 	"\x04also\x18\n" +
-	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\"n\n" +
+	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\x12/\n" +
+	"\x14free_for_opened_tabs\x18\v \x01(\bR\x11freeForOpenedTabs\"n\n" +
 	"\x15ConditionalCapability\x12:\n" +
 	"\n" +
 	"capability\x18\x01 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +

@@ -2161,9 +2161,14 @@ func (x *CloseTerminalRequest) GetTerminalId() string {
 	return ""
 }
 
-// CloseTerminalResponse confirms the close.
+// CloseTerminalResponse says what was closed.
 type CloseTerminalResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab as it was just before it closed.
+	Terminal *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// What was closed, in words: the tab, and the program that was running
+	// in it, which was hung up.
+	Closed        string `protobuf:"bytes,2,opt,name=closed,proto3" json:"closed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2196,6 +2201,20 @@ func (x *CloseTerminalResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use CloseTerminalResponse.ProtoReflect.Descriptor instead.
 func (*CloseTerminalResponse) Descriptor() ([]byte, []int) {
 	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CloseTerminalResponse) GetTerminal() *Terminal {
+	if x != nil {
+		return x.Terminal
+	}
+	return nil
+}
+
+func (x *CloseTerminalResponse) GetClosed() string {
+	if x != nil {
+		return x.Closed
+	}
+	return ""
 }
 
 // ResizeTerminalRequest gives a tab a new size.
@@ -3956,9 +3975,12 @@ type SendKeysRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tab.
 	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
-	// The bytes the keys make, as a terminal sends them (Enter is "\r",
-	// Ctrl-C "\x03", Up "\x1b[A").
-	Keys          []byte `protobuf:"bytes,2,opt,name=keys,proto3" json:"keys,omitempty"`
+	// The keys, in order: each a key name (Enter, C-c, Up, F5, …) or text
+	// typed as it is. At most 64 KiB in all.
+	Keys []string `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	// Type every item of keys as text, none as a key name ("Enter" types
+	// the word).
+	Literal       bool `protobuf:"varint,4,opt,name=literal,proto3" json:"literal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4000,18 +4022,28 @@ func (x *SendKeysRequest) GetTerminalId() string {
 	return ""
 }
 
-func (x *SendKeysRequest) GetKeys() []byte {
+func (x *SendKeysRequest) GetKeys() []string {
 	if x != nil {
 		return x.Keys
 	}
 	return nil
 }
 
+func (x *SendKeysRequest) GetLiteral() bool {
+	if x != nil {
+		return x.Literal
+	}
+	return false
+}
+
 // SendKeysResponse confirms the keys were handed to the tab.
 type SendKeysResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tab.
-	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	Terminal *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// What was typed, spelled: each control key as its picture (Enter is
+	// ␍, C-c ␃, Escape ␛), or Go-quoted when that could be ambiguous.
+	Typed         string `protobuf:"bytes,2,opt,name=typed,proto3" json:"typed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4051,6 +4083,13 @@ func (x *SendKeysResponse) GetTerminal() *Terminal {
 		return x.Terminal
 	}
 	return nil
+}
+
+func (x *SendKeysResponse) GetTyped() string {
+	if x != nil {
+		return x.Typed
+	}
+	return ""
 }
 
 var File_phantom_terminal_v1_terminal_proto protoreflect.FileDescriptor
@@ -4237,8 +4276,10 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"B\n" +
 	"\x14CloseTerminalRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
-	"terminalId\"\x17\n" +
-	"\x15CloseTerminalResponse\"\x83\x01\n" +
+	"terminalId\"j\n" +
+	"\x15CloseTerminalResponse\x129\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\x12\x16\n" +
+	"\x06closed\x18\x02 \x01(\tR\x06closed\"\x83\x01\n" +
 	"\x15ResizeTerminalRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12\x1e\n" +
@@ -4352,19 +4393,21 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x04name\"K\n" +
 	"\x14UpdateWindowResponse\x123\n" +
-	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"^\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"~\n" +
 	"\x0fSendKeysRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12\x1f\n" +
-	"\x04keys\x18\x02 \x01(\fB\v\xbaH\bz\x06\x10\x01\x18\x80\x80\x04R\x04keys\"M\n" +
+	"\x04keys\x18\x03 \x03(\tB\v\xbaH\b\x92\x01\x05\b\x01\x10\x80 R\x04keys\x12\x18\n" +
+	"\aliteral\x18\x04 \x01(\bR\aliteralJ\x04\b\x02\x10\x03\"c\n" +
 	"\x10SendKeysResponse\x129\n" +
-	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal*\x80\x01\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\x12\x14\n" +
+	"\x05typed\x18\x02 \x01(\tR\x05typed*\x80\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x8e\x15\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xf4\x15\n" +
 	"\x0fTerminalService\x12\x93\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xb5\x01\n" +
@@ -4379,8 +4422,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x1c\xc2\xf3\x18\x18\n" +
 	"\x0efocus_terminal \x018\x01B\x02\b\x01\x12\x88\x01\n" +
 	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x1d\xc2\xf3\x18\x19\n" +
-	"\x0fupdate_terminal \x018\x01B\x02\b\x01\x12f\n" +
-	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\x12i\n" +
+	"\x0fupdate_terminal \x018\x01B\x02\b\x01\x12\x93\x01\n" +
+	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\"+\xc2\xf3\x18'\n" +
+	"\x0eclose_terminal\x18\x018\x03B\x0f\b\x02\x12\vterminal_idX\x01\x12i\n" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
 	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
@@ -4400,8 +4444,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
-	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12W\n" +
-	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
+	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12\x8e\x01\n" +
+	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"5\xc2\xf3\x181\n" +
+	"\tsend_keys\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\x04keysJ\aliteralX\x01\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
 var (
 	file_phantom_terminal_v1_terminal_proto_rawDescOnce sync.Once
@@ -4491,75 +4536,76 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	5,  // 9: phantom.terminal.v1.FocusTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
 	1,  // 10: phantom.terminal.v1.FocusTerminalResponse.outcome:type_name -> phantom.terminal.v1.FocusTerminalResponse.Outcome
 	5,  // 11: phantom.terminal.v1.UpdateTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	5,  // 12: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	2,  // 13: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
-	5,  // 14: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	8,  // 15: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
-	8,  // 16: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	8,  // 17: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
-	5,  // 18: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	10, // 19: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
-	9,  // 20: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
-	9,  // 21: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	45, // 22: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	46, // 23: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	44, // 24: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
-	3,  // 25: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
-	46, // 26: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	48, // 27: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 28: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	5,  // 29: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	9,  // 30: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	5,  // 31: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	11, // 32: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	13, // 33: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	15, // 34: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	17, // 35: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	19, // 36: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	21, // 37: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	23, // 38: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	25, // 39: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	27, // 40: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	43, // 41: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	49, // 42: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	51, // 43: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	53, // 44: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	29, // 45: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	31, // 46: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	33, // 47: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	35, // 48: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	37, // 49: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	39, // 50: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	41, // 51: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	55, // 52: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	57, // 53: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 54: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 55: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 56: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 57: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 58: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 59: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 60: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 61: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 62: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	47, // 63: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	50, // 64: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	52, // 65: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	54, // 66: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 67: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 68: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 69: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 70: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 71: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 72: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 73: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	56, // 74: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	58, // 75: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	54, // [54:76] is the sub-list for method output_type
-	32, // [32:54] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	5,  // 12: phantom.terminal.v1.CloseTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 13: phantom.terminal.v1.ResizeTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	2,  // 14: phantom.terminal.v1.WatchTerminalsResponse.kind:type_name -> phantom.terminal.v1.WatchTerminalsResponse.Kind
+	5,  // 15: phantom.terminal.v1.WatchTerminalsResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	8,  // 16: phantom.terminal.v1.ListGroupsResponse.groups:type_name -> phantom.terminal.v1.Group
+	8,  // 17: phantom.terminal.v1.CreateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	8,  // 18: phantom.terminal.v1.UpdateGroupResponse.group:type_name -> phantom.terminal.v1.Group
+	5,  // 19: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	10, // 20: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
+	9,  // 21: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
+	9,  // 22: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	45, // 23: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	46, // 24: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	44, // 25: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
+	3,  // 26: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
+	46, // 27: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	48, // 28: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 29: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	5,  // 30: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 31: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 32: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 33: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 34: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 35: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 36: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 37: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 38: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 39: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 40: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 41: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	43, // 42: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	49, // 43: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	51, // 44: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	53, // 45: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 46: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 47: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 48: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 49: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 50: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 51: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 52: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	55, // 53: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	57, // 54: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 55: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 56: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 57: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 58: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 59: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 60: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 61: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 62: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 63: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	47, // 64: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	50, // 65: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	52, // 66: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	54, // 67: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 68: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 69: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 70: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 71: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 72: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 73: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 74: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	56, // 75: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	58, // 76: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	55, // [55:77] is the sub-list for method output_type
+	33, // [33:55] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }

@@ -108,7 +108,14 @@ type TerminalServiceClient interface {
 	FocusTerminal(ctx context.Context, in *FocusTerminalRequest, opts ...grpc.CallOption) (*FocusTerminalResponse, error)
 	// Changes a tab's name, icon or colour.
 	UpdateTerminal(ctx context.Context, in *UpdateTerminalRequest, opts ...grpc.CallOption) (*UpdateTerminalResponse, error)
-	// Closes a tab, hanging up its processes.
+	// Closes a tab and ends what runs in it: its processes are hung up
+	// (SIGHUP, as when a terminal window closes), and the tab is gone from
+	// list_terminals. The result is the tab as it was just before. A tab
+	// this agent opened (create_terminal, or opened by one of those) closes
+	// without a permission sheet; any other tab — the human's, another
+	// agent's, or the caller's own, which ends the agent itself and its
+	// MCP connection, so no result may arrive — needs the run permission,
+	// and the call may wait for the human to answer a sheet.
 	CloseTerminal(ctx context.Context, in *CloseTerminalRequest, opts ...grpc.CallOption) (*CloseTerminalResponse, error)
 	// Resizes a tab's terminal; its program sees the new size.
 	ResizeTerminal(ctx context.Context, in *ResizeTerminalRequest, opts ...grpc.CallOption) (*ResizeTerminalResponse, error)
@@ -150,14 +157,20 @@ type TerminalServiceClient interface {
 	CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(ctx context.Context, in *UpdateWindowRequest, opts ...grpc.CallOption) (*UpdateWindowResponse, error)
-	// Types keys into a tab, as the human's keyboard would: text and
-	// control keys alike, into a busy tab too (`phantom send`, tmux's
-	// send-keys). Not an MCP tool. From inside Phantom it is as sensitive as
-	// run_command and is put to authz as run_command, with the keys spelled
-	// out as its command (control keys as their Unicode pictures, Enter as
-	// ␍; Go-quoted when that could be ambiguous): a sheet asks the human
-	// unless a grant covers it, and authz's rules for run_command (an idle
-	// tab) apply.
+	// Types keys into a tab as a keyboard would, whether the tab is busy
+	// or idle: to stop what runs (C-c), answer a prompt (["y", "Enter"]),
+	// leave a pager (q) or type a line (["make test", "Enter"]). Each item of
+	// keys is a key name or, when it is not one, text typed as it is;
+	// nothing is put between items. Key names, as tmux spells them: Enter
+	// Tab BTab Escape Space BSpace Up Down Left Right Home End PageUp PageDown
+	// Insert Delete F1..F12, and C-x (Ctrl), M-x (Alt), S-x (Shift), combined
+	// as C-M-x. An item shaped like a key name that names none (C-Foo, F13,
+	// Ctrl-C) is refused, naming it; literal types every item as text. Into
+	// a tab this agent opened (create_terminal, or opened by one of those)
+	// it types without a permission sheet; into any other tab, the caller's
+	// own included, it needs the run permission, and the call may wait for
+	// the human to answer a sheet that spells the keys. The human's CLI
+	// (`phantom send`) takes the same keys.
 	SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error)
 }
 
@@ -466,7 +479,14 @@ type TerminalServiceServer interface {
 	FocusTerminal(context.Context, *FocusTerminalRequest) (*FocusTerminalResponse, error)
 	// Changes a tab's name, icon or colour.
 	UpdateTerminal(context.Context, *UpdateTerminalRequest) (*UpdateTerminalResponse, error)
-	// Closes a tab, hanging up its processes.
+	// Closes a tab and ends what runs in it: its processes are hung up
+	// (SIGHUP, as when a terminal window closes), and the tab is gone from
+	// list_terminals. The result is the tab as it was just before. A tab
+	// this agent opened (create_terminal, or opened by one of those) closes
+	// without a permission sheet; any other tab — the human's, another
+	// agent's, or the caller's own, which ends the agent itself and its
+	// MCP connection, so no result may arrive — needs the run permission,
+	// and the call may wait for the human to answer a sheet.
 	CloseTerminal(context.Context, *CloseTerminalRequest) (*CloseTerminalResponse, error)
 	// Resizes a tab's terminal; its program sees the new size.
 	ResizeTerminal(context.Context, *ResizeTerminalRequest) (*ResizeTerminalResponse, error)
@@ -508,14 +528,20 @@ type TerminalServiceServer interface {
 	CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error)
-	// Types keys into a tab, as the human's keyboard would: text and
-	// control keys alike, into a busy tab too (`phantom send`, tmux's
-	// send-keys). Not an MCP tool. From inside Phantom it is as sensitive as
-	// run_command and is put to authz as run_command, with the keys spelled
-	// out as its command (control keys as their Unicode pictures, Enter as
-	// ␍; Go-quoted when that could be ambiguous): a sheet asks the human
-	// unless a grant covers it, and authz's rules for run_command (an idle
-	// tab) apply.
+	// Types keys into a tab as a keyboard would, whether the tab is busy
+	// or idle: to stop what runs (C-c), answer a prompt (["y", "Enter"]),
+	// leave a pager (q) or type a line (["make test", "Enter"]). Each item of
+	// keys is a key name or, when it is not one, text typed as it is;
+	// nothing is put between items. Key names, as tmux spells them: Enter
+	// Tab BTab Escape Space BSpace Up Down Left Right Home End PageUp PageDown
+	// Insert Delete F1..F12, and C-x (Ctrl), M-x (Alt), S-x (Shift), combined
+	// as C-M-x. An item shaped like a key name that names none (C-Foo, F13,
+	// Ctrl-C) is refused, naming it; literal types every item as text. Into
+	// a tab this agent opened (create_terminal, or opened by one of those)
+	// it types without a permission sheet; into any other tab, the caller's
+	// own included, it needs the run permission, and the call may wait for
+	// the human to answer a sheet that spells the keys. The human's CLI
+	// (`phantom send`) takes the same keys.
 	SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error)
 	mustEmbedUnimplementedTerminalServiceServer()
 }
