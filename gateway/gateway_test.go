@@ -182,7 +182,7 @@ func TestTools(t *testing.T) {
 			t.Errorf("tool %s: gateway has %+v; want it routed to %s %s with a description", rt.Name, tl, rt.Daemon, rt.Method)
 		}
 	}
-	for _, internal := range []string{"close_terminal", "attach", "set_agent_state"} {
+	for _, internal := range []string{"resize_terminal", "attach", "set_agent_state"} {
 		if tt.byName[internal] != nil {
 			t.Errorf("method %s must not be a tool", internal)
 		}

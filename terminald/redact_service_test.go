@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 
@@ -34,7 +35,6 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 	}
 	in := start(t, bash)
 	s := NewService(in.ws)
-	s.SetAuthorizer(func(context.Context, string, proto.Message) error { return nil }) // authz's part is not tested here
 	human := in.create(t, &terminalv1.CreateTerminalRequest{}).GetId()
 	own := in.create(t, &terminalv1.CreateTerminalRequest{Name: "agent"}).GetId()
 	agentIn := func(tab string) context.Context {
@@ -45,7 +45,7 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 	deeper := mustCreate(t, s, agentIn(opened))
 	typeLine := func(tab, line string) {
 		t.Helper()
-		if _, err := in.c.SendKeys(ctx(t), &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []byte(line + "\r")}); err != nil {
+		if _, err := in.c.SendKeys(ctx(t), &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []string{line, "Enter"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,7 +117,7 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 			check("WatchTerminals", ev)
 		}
 		if !idle {
-			r7, err := s.SendKeys(agent, &terminalv1.SendKeysRequest{TerminalId: human, Keys: []byte("x")})
+			r7, err := s.SendKeys(agent, &terminalv1.SendKeysRequest{TerminalId: human, Keys: []string{"x"}})
 			must(t, err)
 			check("SendKeys", r7)
 			return
@@ -167,6 +167,15 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 		if tm.GetLastCommand() != nil {
 			t.Errorf("an agent outside every tab sees tab %s's last command", tm.GetId())
 		}
+	}
+
+	// Closing the human's tab (authz's part is not tested here) says
+	// what closed in what the agent may see of it: no program text.
+	closed, err := s.CloseTerminal(agent, &terminalv1.CloseTerminalRequest{TerminalId: human})
+	must(t, err)
+	check("CloseTerminal", closed)
+	if closed.GetTerminal().GetId() != human || !strings.HasPrefix(closed.GetClosed(), "closed tab "+human) {
+		t.Errorf("CloseTerminal = %v, want the human's tab and what closed", closed)
 	}
 
 	svc := terminalv1.File_phantom_terminal_v1_terminal_proto.Services().ByName("TerminalService")

@@ -156,14 +156,11 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		Locate:    svc.locate,
 		TabOf:     func(_ context.Context, _ int, p lineage.Place) (string, error) { return svc.TabOf(p), nil },
 		AuthzAddr: layout.DaemonAddr("authz"),
-		// SendKeys checks callers inside Phantom itself, as run_command
-		// (send.go).
-		//
 		// ReloadConfig only re-reads config.json, which terminald follows
 		// anyway (reload.go): calling it from a tab gives no power that
 		// writing the file would not (the human's `phantom reload` runs
 		// in a tab, too).
-		Open: []string{terminalv1.TerminalService_SendKeys_FullMethodName, terminalv1.ConfigService_ReloadConfig_FullMethodName},
+		Open: []string{terminalv1.ConfigService_ReloadConfig_FullMethodName},
 		Refuse: map[string]string{
 			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside Phantom: attach from a terminal outside Phantom",
 			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",
@@ -183,7 +180,6 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 	}
 	svc.SetSheets(sheets)
 	svc.SetEventRecorder(sheets.az, logger)
-	svc.SetAuthorizer(g.AuthorizeAs)
 	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
 	reloader := newConfigReloader(layout.Config, ws, logger)
 	svc.live = reloader.live

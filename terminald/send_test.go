@@ -1,42 +1,46 @@
 package terminald
 
-import "testing"
+import (
+	"os/exec"
+	"testing"
 
-func TestSpellKeys(t *testing.T) {
-	tests := []struct{ keys, want string }{
-		{"echo hi\r", "echo hi␍"},
-		{"\x03", "␃"},
-		{"\x1b[A\x7f\t", "␛[A␡␉"},
-		{"héllo wörld", "héllo wörld"},
-		// A picture typed as text would be ambiguous: quote instead.
-		{"echo ␍\r", `"echo ␍\r"`},
-		{"\xff\r", `"\xff\r"`},
-		{"a\u0085b", `"a\u0085b"`},
-		{`"a\u0085b"`, `"\"a\\u0085b\""`},
-	}
-	for _, tc := range tests {
-		if got := spellKeys([]byte(tc.keys)); got != tc.want {
-			t.Errorf("spellKeys(%q) = %q, want %q", tc.keys, got, tc.want)
-		}
-	}
-}
+	"google.golang.org/grpc/codes"
 
-// FuzzSpellKeys: the spelling is one line of printable characters (what
-// run_command's rules accept), and different keys never spell the same.
-func FuzzSpellKeys(f *testing.F) {
-	for _, s := range []string{"ls\r", "\x03", "␍", "\xff", "", "a\u0085"} {
-		f.Add(s, s+"\r")
+	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+)
+
+// TestSendKeysAndClose: the human's SendKeys types key names and text
+// into a busy tab (C-c stops what runs) and says what it typed; a key
+// name that names no key is refused, naming it, and types nothing;
+// CloseTerminal says what it closed, and the tab is gone.
+func TestSendKeysAndClose(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("sh not installed")
 	}
-	f.Add(`"\u0085\r"`, "\u0085\r")
-	f.Fuzz(func(t *testing.T, a, b string) {
-		sa, sb := spellKeys([]byte(a)), spellKeys([]byte(b))
-		for _, r := range sa {
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-				t.Fatalf("spellKeys(%q) = %q holds control character %U", a, sa, r)
-			}
-		}
-		if a != b && sa == sb {
-			t.Fatalf("spellKeys(%q) = spellKeys(%q) = %q", a, b, sa)
-		}
+	in := start(t, sh)
+	tab := in.create(t, &terminalv1.CreateTerminalRequest{}).GetId()
+	if _, err := in.c.SendKeys(ctx(t), &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []string{"sleep 1000", "Enter"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "sleep in the foreground", func() (bool, string) {
+		tm := in.get(t, tab)
+		return tm.GetForegroundProcess().GetName() == "sleep", tm.String()
 	})
+	_, err = in.c.SendKeys(ctx(t), &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []string{"C-Foo"}})
+	wantCode(t, err, codes.InvalidArgument, `"C-Foo", is not a key name`)
+	r, err := in.c.SendKeys(ctx(t), &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []string{"C-c"}})
+	if err != nil || r.GetTyped() != "␃" {
+		t.Fatalf("SendKeys C-c = %v, %v; want typed ␃", r, err)
+	}
+	eventually(t, "sleep to end", func() (bool, string) {
+		tm := in.get(t, tab)
+		return tm.GetIdle() && tm.GetForegroundProcess().GetName() != "sleep", tm.String()
+	})
+	closed, err := in.c.CloseTerminal(ctx(t), &terminalv1.CloseTerminalRequest{TerminalId: tab})
+	if err != nil || closed.GetTerminal().GetId() != tab || closed.GetClosed() == "" {
+		t.Fatalf("CloseTerminal = %v, %v", closed, err)
+	}
+	_, err = in.c.SendKeys(ctx(t), &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []string{"x"}})
+	wantCode(t, err, codes.NotFound, tab)
 }

@@ -41,8 +41,6 @@ type Service struct {
 	wire  wireCache
 	// cmdTerms are those messages with the tabs' last commands (read.go).
 	cmdTerms cmdTerms
-	// authorizeAs checks SendKeys from inside Phantom (send.go).
-	authorizeAs Authorizer
 	// focuses brings agents' focus requests to the attached clients, and
 	// events records what they did in authz's audit log (focus.go).
 	focuses *attach.Focuses
@@ -140,12 +138,36 @@ func (s *Service) UpdateTerminal(ctx context.Context, r *terminalv1.UpdateTermin
 	return &terminalv1.UpdateTerminalResponse{Terminal: s.terminalFor(ctx, t, false)}, nil
 }
 
-// CloseTerminal closes a tab.
-func (s *Service) CloseTerminal(_ context.Context, r *terminalv1.CloseTerminalRequest) (*terminalv1.CloseTerminalResponse, error) {
-	if err := s.ws.Close(r.GetTerminalId()); err != nil {
+// CloseTerminal closes a tab and hangs up what runs in it (the
+// close_terminal tool, put to authz before it gets here, as SendKeys is),
+// and says what it closed.
+func (s *Service) CloseTerminal(ctx context.Context, r *terminalv1.CloseTerminalRequest) (*terminalv1.CloseTerminalResponse, error) {
+	id := r.GetTerminalId()
+	t, err := s.ws.Get(id)
+	if err != nil {
 		return nil, err
 	}
-	return &terminalv1.CloseTerminalResponse{}, nil
+	before := s.terminalFor(ctx, t, false)
+	if err := s.ws.Close(id); err != nil {
+		return nil, err
+	}
+	return &terminalv1.CloseTerminalResponse{Terminal: before, Closed: closedText(before)}, nil
+}
+
+// closedText says what closing tab t ended, from what the caller may see
+// of it.
+func closedText(t *terminalv1.Terminal) string {
+	s := "closed tab " + t.GetId()
+	if t.GetTitle() != "" {
+		s += " (" + t.GetTitle() + ")"
+	}
+	switch fg := t.GetForegroundProcess().GetName(); {
+	case t.GetExited():
+		return s + "; its program had already ended"
+	case fg != "":
+		return s + " and hung up what ran in it (" + fg + " in the foreground)"
+	}
+	return s + " and hung up what ran in it"
 }
 
 // ResizeTerminal resizes a tab.

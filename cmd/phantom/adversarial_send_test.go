@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -19,17 +18,16 @@ func TestAdversarialSendKeysAround(t *testing.T) {
 	grpcurl := grpcurlPath(t)
 	human, before := settledShell(t, env)
 	terminald := env.Layout.DaemonSocket("terminald")
-	keys := base64.StdEncoding.EncodeToString([]byte("echo pwned\r"))
 
 	for _, c := range []struct{ name, cmd string }{
 		{"grpcurl SendKeys", shellCmd("timeout", "60", grpcurl, "-plaintext", "-unix", "-d",
-			`{"terminal_id":"`+human+`","keys":"`+keys+`"}`, terminald, "phantom.terminal.v1.TerminalService/SendKeys")},
+			`{"terminal_id":"`+human+`","keys":["echo pwned","Enter"]}`, terminald, "phantom.terminal.v1.TerminalService/SendKeys")},
 		{"phantom send after setsid and env -u", "setsid env -u PHANTOM_TAB_ID -u PHANTOM_MCP_SOCKET " +
 			shellCmd(phantomBin, "send", human, "echo pwned", "Enter")},
 	} {
 		a := newAttacker(t, env, "attacker")
 		j := a.start(c.cmd)
-		s := asksHuman(t, env, j, a.tab, "run_command", c.name)
+		s := asksHuman(t, env, j, a.tab, "send_keys", c.name)
 		if subject, _ := s["subject"].(string); !strings.Contains(subject, "echo pwned␍") {
 			t.Errorf("%s: the sheet does not show the keys as they would be typed:\n%v", c.name, s)
 		}
