@@ -390,7 +390,10 @@ func TestConsentEveryGatedToolAsks(t *testing.T) {
 			args[string(tl.Reach.Field.JSONName())] = env.Home
 		}
 		for _, f := range tl.Subject {
-			if f.Kind() == protoreflect.StringKind && !f.IsList() && !f.IsMap() {
+			switch {
+			case f.Kind() == protoreflect.StringKind && f.IsList():
+				args[string(f.JSONName())] = []string{"touch " + marker, "Enter"} // send_keys' keys
+			case f.Kind() == protoreflect.StringKind && !f.IsMap():
 				args[string(f.JSONName())] = "touch " + marker
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // turns a tab away for a while without a sheet, which would prove
 // nothing): SendKeys over grpcurl straight to terminald, and the CLI from
 // a new session with Phantom's variables cleared. Each still raises a
-// run_command sheet showing the keys; denied, it is refused and the
+// send_keys sheet spelling the keys; denied, it is refused and the
 // human's shell is unchanged. Renaming a window over grpcurl is refused
 // outright and the name stays.
 func TestAdversarialSendKeysAround(t *testing.T) {

@@ -223,7 +223,7 @@ func TestAttachByWindowName(t *testing.T) {
 }
 
 // TestAdversarialSendAsksHuman: `phantom send` from a real tab into the
-// human's shell goes through run_command's permission path. The sheet
+// human's shell goes through send_keys's permission path. The sheet
 // shows the keys exactly (Enter included); denied, nothing is typed and
 // send exits 5 after telling the human it waits for them. Other methods
 // of the human's stay refused outright.
@@ -232,7 +232,7 @@ func TestAdversarialSendAsksHuman(t *testing.T) {
 	a := newAttacker(t, env, "attacker")
 	human, before := settledShell(t, env)
 	j := a.start(shellCmd(phantomBin, "send", human, "echo pwned", "Enter"))
-	s := asksHuman(t, env, j, a.tab, "run_command", "phantom send from a tab")
+	s := asksHuman(t, env, j, a.tab, "send_keys", "phantom send from a tab")
 	if subject, _ := s["subject"].(string); !strings.Contains(subject, "echo pwned␍") {
 		t.Errorf("the sheet does not show the keys, Enter (␍) included, as they would be typed:\n%v", s)
 	}
