@@ -212,12 +212,8 @@ func TestAdversarialHumanOnly(t *testing.T) {
 			unchanged: func(t *testing.T, attack, _ string) { stillGranted(t, attack) }},
 		{name: "phantom attach", args: []string{"attach", human}, redirect: " <" + sq(a.pty) + " >" + sq(a.pty),
 			unchanged: func(t *testing.T, attack, _ string) { unchangedOutput(t, env, human, humanOut, attack) }},
-		{name: "phantom close", args: []string{"close", human},
-			unchanged: func(t *testing.T, attack, _ string) {
-				if tabByID(tabs(t, env), human) == nil {
-					t.Errorf("after %s, the human's tab %s is gone", attack, human)
-				}
-			}},
+		// phantom close is the close_terminal tool from a tab: it asks
+		// (TestAdversarialSendKeysAround, TestKeysToolHumanTabAsks).
 		{name: "phantom daemon authz", args: []string{"daemon", "authz", "--listen", "unix://" + filepath.Join(a.dir, "authz.sock")},
 			unchanged: func(t *testing.T, attack, _ string) {
 				if _, err := os.Lstat(filepath.Join(a.dir, "authz.sock")); err == nil {
@@ -317,12 +313,8 @@ func TestAdversarialRPC(t *testing.T) {
 		name, daemon, method, data string
 		unchanged                  func(t *testing.T, attack, out string)
 	}{
-		{"CloseTerminal of the human's tab", "terminald", "CloseTerminal", `{"terminal_id":"` + human + `"}`,
-			func(t *testing.T, attack, _ string) {
-				if tabByID(tabs(t, env), human) == nil {
-					t.Errorf("after %s, the human's tab %s is gone", attack, human)
-				}
-			}},
+		// CloseTerminal is the close_terminal tool: from a tab it asks
+		// (TestAdversarialSendKeysAround).
 		{"ResizeTerminal of the human's tab", "terminald", "ResizeTerminal", `{"terminal_id":"` + human + `","cols":20,"rows":5}`,
 			func(t *testing.T, attack, _ string) {
 				if tb := tabByID(tabs(t, env), human); tb["cols"] != humanTerm["cols"] || tb["rows"] != humanTerm["rows"] {
