@@ -50,4 +50,3 @@ opened, the human's permission for any other tab.`,
 	cmd.Flags().BoolVarP(&literal, "literal", "l", false, "type every argument as text, none as a key name")
 	return cmd
 }
-

@@ -33,7 +33,8 @@ const (
 	Capability_CAPABILITY_NONE Capability = 1
 	// Reading a terminal's scrollback.
 	Capability_CAPABILITY_READ Capability = 2
-	// Typing into an idle terminal.
+	// Typing into a terminal (run_command into an idle one, send_keys) or
+	// closing one (close_terminal).
 	Capability_CAPABILITY_RUN Capability = 3
 	// Changing how a language server starts.
 	Capability_CAPABILITY_CONFIGURE Capability = 4
