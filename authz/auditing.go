@@ -76,7 +76,7 @@ func callerDriven(e audit.Entry) bool {
 	switch e.Event {
 	case audit.SheetRaised, audit.Refused, audit.TurnedAway, audit.Withdrawn, audit.TimedOut:
 		return true
-	case audit.FocusMoved, audit.FocusNotice, audit.FocusNoClient, audit.RunNotTyped:
+	case audit.FocusMoved, audit.FocusNotice, audit.FocusNoClient, audit.RunNotTyped, audit.KeysNotTyped:
 		return true // an agent may cause these in a loop
 	case audit.Allowed:
 		return e.Capability == "read" && e.Command == ""

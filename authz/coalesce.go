@@ -48,11 +48,12 @@ func newCoalescer(now func() time.Time) *coalescer {
 
 // coalescable reports whether e is a line a caller can repeat at will:
 // one it causes without the human, but for a sheet raised (each sheet is
-// the human's to see, and the sheets bound them) and a run_not_typed.
+// the human's to see, and the sheets bound them) and a run_not_typed or
+// keys_not_typed.
 func coalescable(e audit.Entry) bool {
 	// A run_not_typed line answers one act, which the act budget bounds:
 	// each stands by its allowed line.
-	return callerDriven(e) && e.Event != audit.SheetRaised && e.Event != audit.RunNotTyped
+	return callerDriven(e) && e.Event != audit.SheetRaised && e.Event != audit.RunNotTyped && e.Event != audit.KeysNotTyped
 }
 
 // admit reports whether e is to be written; when it is, after others

@@ -18,6 +18,7 @@ var reportedEvents = map[authzv1.ReportedEvent]struct{ event, tool string }{
 	authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE:    {audit.FocusNotice, "focus_terminal"},
 	authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT: {audit.FocusNoClient, "focus_terminal"},
 	authzv1.ReportedEvent_REPORTED_EVENT_RUN_NOT_TYPED:   {audit.RunNotTyped, "run_command"},
+	authzv1.ReportedEvent_REPORTED_EVENT_KEYS_NOT_TYPED:  {audit.KeysNotTyped, "send_keys"},
 }
 
 // RecordEvent writes an event a daemon reports to the audit log: an act

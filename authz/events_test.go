@@ -31,6 +31,7 @@ func TestRecordEvent(t *testing.T) {
 		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NOTICE, audit.FocusNotice, "focus_terminal"},
 		{authzv1.ReportedEvent_REPORTED_EVENT_FOCUS_NO_CLIENT, audit.FocusNoClient, "focus_terminal"},
 		{authzv1.ReportedEvent_REPORTED_EVENT_RUN_NOT_TYPED, audit.RunNotTyped, "run_command"},
+		{authzv1.ReportedEvent_REPORTED_EVENT_KEYS_NOT_TYPED, audit.KeysNotTyped, "send_keys"},
 	} {
 		if err := report(c.ev, "t3", "what happened"); err != nil {
 			t.Fatalf("%v: %v", c.ev, err)

@@ -23,6 +23,7 @@ func (s *Service) SendKeys(ctx context.Context, r *terminalv1.SendKeysRequest) (
 		return nil, fmt.Errorf("argument keys: %v: %w", err, errdefs.ErrInvalidArgument)
 	}
 	if err := s.ws.Input(id, b); err != nil {
+		s.recordKeysNotTyped(ctx, id, err)
 		return nil, err
 	}
 	t, err := s.ws.Get(id)

@@ -20,4 +20,7 @@ const (
 	// busy or gone by then), or typed a line the shell held open for
 	// more, which terminald cancelled with Ctrl-C before anything ran.
 	RunNotTyped = "run_not_typed"
+	// KeysNotTyped: an agent's send_keys was allowed but terminald typed
+	// nothing (the tab closed in between).
+	KeysNotTyped = "keys_not_typed"
 )

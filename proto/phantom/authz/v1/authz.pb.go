@@ -159,6 +159,10 @@ const (
 	// busy or had exited by then. The allowed line before it records the
 	// command; this one says it never reached the shell.
 	ReportedEvent_REPORTED_EVENT_RUN_NOT_TYPED ReportedEvent = 4
+	// An agent's send_keys was allowed, but terminald typed nothing: the
+	// tab closed in between. The allowed line before it records the keys;
+	// this one says they never reached the tab.
+	ReportedEvent_REPORTED_EVENT_KEYS_NOT_TYPED ReportedEvent = 5
 )
 
 // Enum value maps for ReportedEvent.
@@ -169,6 +173,7 @@ var (
 		2: "REPORTED_EVENT_FOCUS_NOTICE",
 		3: "REPORTED_EVENT_FOCUS_NO_CLIENT",
 		4: "REPORTED_EVENT_RUN_NOT_TYPED",
+		5: "REPORTED_EVENT_KEYS_NOT_TYPED",
 	}
 	ReportedEvent_value = map[string]int32{
 		"REPORTED_EVENT_UNSPECIFIED":     0,
@@ -176,6 +181,7 @@ var (
 		"REPORTED_EVENT_FOCUS_NOTICE":    2,
 		"REPORTED_EVENT_FOCUS_NO_CLIENT": 3,
 		"REPORTED_EVENT_RUN_NOT_TYPED":   4,
+		"REPORTED_EVENT_KEYS_NOT_TYPED":  5,
 	}
 )
 
@@ -2064,13 +2070,14 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDECISION_DENY\x10\x01\x12\x11\n" +
 	"\rDECISION_ONCE\x10\x02\x12\x13\n" +
-	"\x0fDECISION_ALWAYS\x10\x03*\xb6\x01\n" +
+	"\x0fDECISION_ALWAYS\x10\x03*\xd9\x01\n" +
 	"\rReportedEvent\x12\x1e\n" +
 	"\x1aREPORTED_EVENT_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aREPORTED_EVENT_FOCUS_MOVED\x10\x01\x12\x1f\n" +
 	"\x1bREPORTED_EVENT_FOCUS_NOTICE\x10\x02\x12\"\n" +
 	"\x1eREPORTED_EVENT_FOCUS_NO_CLIENT\x10\x03\x12 \n" +
-	"\x1cREPORTED_EVENT_RUN_NOT_TYPED\x10\x042\xf5\a\n" +
+	"\x1cREPORTED_EVENT_RUN_NOT_TYPED\x10\x04\x12!\n" +
+	"\x1dREPORTED_EVENT_KEYS_NOT_TYPED\x10\x052\xf5\a\n" +
 	"\fAuthzService\x12T\n" +
 	"\tAuthorize\x12\".phantom.authz.v1.AuthorizeRequest\x1a#.phantom.authz.v1.AuthorizeResponse\x12W\n" +
 	"\n" +
