@@ -319,6 +319,9 @@ func closeCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withTab(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string) error {
+				// From inside a tab it is close_terminal, which may wait
+				// for the human.
+				defer waitNotice(func() string { return "closing tab " + tab })()
 				_, err := tc.CloseTerminal(ctx, &terminalv1.CloseTerminalRequest{TerminalId: tab})
 				return err
 			})
