@@ -102,6 +102,7 @@ func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
 		wire:   newWirePlan(rt.Response),
 		listing: &mcp.Tool{
 			Name:         rt.Name,
+			Title:        rt.Option.GetTitle(),
 			Description:  desc,
 			InputSchema:  json.RawMessage(inSchema),
 			OutputSchema: json.RawMessage(outSchema),

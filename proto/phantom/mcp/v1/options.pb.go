@@ -182,7 +182,10 @@ type Tool struct {
 	// set (not its zero value), e.g. run_command with wait_seconds returns
 	// the command's output, so it needs read as well as run. One sheet asks
 	// for all of them, with the same reach.
-	Also          []*ConditionalCapability `protobuf:"bytes,10,rep,name=also,proto3" json:"also,omitempty"`
+	Also []*ConditionalCapability `protobuf:"bytes,10,rep,name=also,proto3" json:"also,omitempty"`
+	// The tool's title as a person reads it, e.g. "Read a terminal's
+	// output" (MCP's Tool.title). Required: an empty title is a load error.
+	Title         string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +288,13 @@ func (x *Tool) GetAlso() []*ConditionalCapability {
 		return x.Also
 	}
 	return nil
+}
+
+func (x *Tool) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
 }
 
 // ConditionalCapability is a capability a call needs when a field is set.
@@ -438,7 +448,7 @@ var File_phantom_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\x86\x03\n" +
+	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\x9c\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12 \n" +
@@ -454,7 +464,8 @@ const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\x05reach\x18\b \x01(\v2\x15.phantom.mcp.v1.ReachR\x05reach\x12%\n" +
 	"\x0esubject_fields\x18\t \x03(\tR\rsubjectFields\x129\n" +
 	"\x04also\x18\n" +
-	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\"n\n" +
+	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\x12\x14\n" +
+	"\x05title\x18\f \x01(\tR\x05title\"n\n" +
 	"\x15ConditionalCapability\x12:\n" +
 	"\n" +
 	"capability\x18\x01 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +

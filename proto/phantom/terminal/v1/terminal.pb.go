@@ -4364,40 +4364,40 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x8e\x15\n" +
-	"\x0fTerminalService\x12\x93\x01\n" +
-	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
-	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xb5\x01\n" +
-	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"J\xc2\xf3\x18F\n" +
-	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01\x12\x87\x01\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb0\x17\n" +
+	"\x0fTerminalService\x12\xa7\x01\n" +
+	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
+	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
+	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"c\xc2\xf3\x18_\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01b\x17Open a new terminal tab\x12\xa1\x01\n" +
 	"\n" +
-	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"(\xc2\xf3\x18$\n" +
-	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_id\x12\xa0\x01\n" +
+	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"B\xc2\xf3\x18>\n" +
+	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_idb\x18Read a terminal's output\x12\xbd\x01\n" +
 	"\n" +
-	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"A\xc2\xf3\x18=\n" +
-	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_seconds\x12\x84\x01\n" +
-	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x1c\xc2\xf3\x18\x18\n" +
-	"\x0efocus_terminal \x018\x01B\x02\b\x01\x12\x88\x01\n" +
-	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x1d\xc2\xf3\x18\x19\n" +
-	"\x0fupdate_terminal \x018\x01B\x02\b\x01\x12f\n" +
+	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"^\xc2\xf3\x18Z\n" +
+	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_secondsb\x1bRun a command in a terminal\x12\xa2\x01\n" +
+	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\":\xc2\xf3\x186\n" +
+	"\x0efocus_terminal \x018\x01B\x02\b\x01b\x1cBring a terminal tab forward\x12\xab\x01\n" +
+	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"@\xc2\xf3\x18<\n" +
+	"\x0fupdate_terminal \x018\x01B\x02\b\x01b!Rename or recolour a terminal tab\x12f\n" +
 	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\x12i\n" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
 	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
 	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12f\n" +
 	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12l\n" +
-	"\x0fDescribeSandbox\x12+.phantom.terminal.v1.DescribeSandboxRequest\x1a,.phantom.terminal.v1.DescribeSandboxResponse\x12z\n" +
+	"\x0fDescribeSandbox\x12+.phantom.terminal.v1.DescribeSandboxRequest\x1a,.phantom.terminal.v1.DescribeSandboxResponse\x12\x8b\x01\n" +
 	"\n" +
-	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x1b\xc2\xf3\x18\x17\n" +
-	"\vlist_groups\x10\x01 \x018\x01B\x02\b\x01\x12z\n" +
-	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\"\x18\xc2\xf3\x18\x14\n" +
-	"\fcreate_group8\x01B\x02\b\x01\x12|\n" +
-	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\"\x1a\xc2\xf3\x18\x16\n" +
-	"\fupdate_group \x018\x01B\x02\b\x01\x12}\n" +
-	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\"\x1b\xc2\xf3\x18\x17\n" +
-	"\rmove_to_group \x018\x01B\x02\b\x01\x12\x8f\x01\n" +
-	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"!\xc2\xf3\x18\x1d\n" +
-	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01\x12`\n" +
+	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\",\xc2\xf3\x18(\n" +
+	"\vlist_groups\x10\x01 \x018\x01B\x02\b\x01b\x0fList tab groups\x12\x8e\x01\n" +
+	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\",\xc2\xf3\x18(\n" +
+	"\fcreate_group8\x01B\x02\b\x01b\x12Create a tab group\x12\x9c\x01\n" +
+	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\":\xc2\xf3\x186\n" +
+	"\fupdate_group \x018\x01B\x02\b\x01b\x1eRename or recolour a tab group\x12\x9d\x01\n" +
+	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\";\xc2\xf3\x187\n" +
+	"\rmove_to_group \x018\x01B\x02\b\x01b\x1eMove a terminal tab to a group\x12\xa3\x01\n" +
+	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"5\xc2\xf3\x181\n" +
+	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01b\x12List theme colours\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
 	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12W\n" +
