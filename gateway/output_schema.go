@@ -12,7 +12,7 @@ import (
 //   - an unset message field is null;
 //   - 64-bit integers are decimal strings, 32-bit ones numbers;
 //   - floats are numbers, or the strings "NaN", "Infinity", "-Infinity";
-//   - enums are their value names, bytes base64;
+//   - enums are their words (enums.go), bytes base64;
 //   - the well-known types have their own JSON forms (wellKnownSchema).
 func outputSchema(md protoreflect.MessageDescriptor, docs comments, depth int) schema {
 	if s, ok := wellKnownSchema(md); ok {
@@ -76,7 +76,7 @@ func outputValueSchema(f protoreflect.FieldDescriptor, docs comments, depth int)
 		if f.Enum().FullName() == "google.protobuf.NullValue" {
 			return schema{"type": "null"}
 		}
-		return schema{"type": "string", "enum": enumNames(f.Enum())}
+		return schema{"type": "string", "enum": enumWordsFor(f.Enum(), false)}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if depth >= maxSchemaDepth {
 			return schema{"type": "object"}
@@ -89,16 +89,6 @@ func outputValueSchema(f protoreflect.FieldDescriptor, docs comments, depth int)
 // floatSchema is a float or double as protojson writes it.
 func floatSchema() schema {
 	return schema{"anyOf": []schema{{"type": "number"}, {"type": "string", "enum": []string{"NaN", "Infinity", "-Infinity"}}}}
-}
-
-// enumNames are the names of ed's values.
-func enumNames(ed protoreflect.EnumDescriptor) []string {
-	vals := ed.Values()
-	names := make([]string, 0, vals.Len())
-	for i := 0; i < vals.Len(); i++ {
-		names = append(names, string(vals.Get(i).Name()))
-	}
-	return names
 }
 
 // wellKnownSchema is the JSON form protojson gives the well-known types,
