@@ -66,8 +66,9 @@ func buildTools() (*toolTable, error) {
 	}
 	docs := readComments(set)
 	t := &toolTable{byName: map[string]*tool{}}
+	homes := findOutputHomes(reg.Tools())
 	for _, rt := range reg.Tools() {
-		tl, err := newTool(rt, docs)
+		tl, err := newTool(rt, docs, homes)
 		if err != nil {
 			return nil, err
 		}
@@ -77,13 +78,13 @@ func buildTools() (*toolTable, error) {
 }
 
 // newTool is the gateway's view of a registry tool.
-func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
+func newTool(rt *toolreg.Tool, docs comments, homes outputHomes) (*tool, error) {
 	m := rt.Descriptor
 	inSchema, err := json.Marshal(messageSchema(m.Input(), rt.Hidden, docs, 0))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: encode input schema: %w", rt.Name, err)
 	}
-	outSchema, err := json.Marshal(outputSchema(m.Output(), docs, 0))
+	outSchema, err := json.Marshal(outputSchema(rt.Name, m.Output(), homes))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: encode output schema: %w", rt.Name, err)
 	}
