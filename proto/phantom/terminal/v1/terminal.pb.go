@@ -352,7 +352,7 @@ type Terminal struct {
 	Worktree string `protobuf:"bytes,11,opt,name=worktree,proto3" json:"worktree,omitempty"`
 	// What the agent client in the tab is doing.
 	AgentState AgentState `protobuf:"varint,12,opt,name=agent_state,json=agentState,proto3,enum=phantom.terminal.v1.AgentState" json:"agent_state,omitempty"`
-	// A named colour from ListThemeColors; empty for the default.
+	// A named colour from list_theme_colors; empty for the default.
 	Color string `protobuf:"bytes,13,opt,name=color,proto3" json:"color,omitempty"`
 	// A short icon (an emoji or a few characters); empty for none.
 	Icon string `protobuf:"bytes,14,opt,name=icon,proto3" json:"icon,omitempty"`
@@ -854,7 +854,7 @@ type Group struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The group's name.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// A named colour from ListThemeColors.
+	// A named colour from list_theme_colors.
 	Color string `protobuf:"bytes,3,opt,name=color,proto3" json:"color,omitempty"`
 	// The window holding the group.
 	WindowId string `protobuf:"bytes,4,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
@@ -2005,7 +2005,7 @@ type UpdateTerminalRequest struct {
 	Name *string `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	// New icon: an emoji or up to a few characters.
 	Icon *string `protobuf:"bytes,3,opt,name=icon,proto3,oneof" json:"icon,omitempty"`
-	// New colour, a name from ListThemeColors, or empty for the default.
+	// New colour, a name from list_theme_colors, or empty for the default.
 	Color         *string `protobuf:"bytes,4,opt,name=color,proto3,oneof" json:"color,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2488,7 +2488,7 @@ type CreateGroupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The group's name.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// A named colour from ListThemeColors; default picks one.
+	// A named colour from list_theme_colors; default picks one.
 	Color string `protobuf:"bytes,2,opt,name=color,proto3" json:"color,omitempty"`
 	// Window to create it in; default the first window.
 	WindowId      string `protobuf:"bytes,3,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
@@ -2600,7 +2600,7 @@ type UpdateGroupRequest struct {
 	GroupId string `protobuf:"bytes,1,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	// New name.
 	Name *string `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
-	// New colour from ListThemeColors.
+	// New colour from list_theme_colors.
 	Color         *string `protobuf:"bytes,3,opt,name=color,proto3,oneof" json:"color,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
