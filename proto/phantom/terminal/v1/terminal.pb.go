@@ -1173,7 +1173,8 @@ func (x *ListTerminalsResponse) GetTerminals() []*Terminal {
 // CreateTerminalRequest describes a new tab.
 type CreateTerminalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Absolute directory to start in; default the user's home.
+	// Absolute directory to start in; default the calling agent's tab's
+	// directory (the home directory for a caller in no tab).
 	Directory string `protobuf:"bytes,1,opt,name=directory,proto3" json:"directory,omitempty"`
 	// A git worktree path to start in (instead of directory).
 	Worktree string `protobuf:"bytes,2,opt,name=worktree,proto3" json:"worktree,omitempty"`
