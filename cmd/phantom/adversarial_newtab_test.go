@@ -31,9 +31,9 @@ func TestAdversarialNewTabWritesNoMore(t *testing.T) {
 	run := a.agent("narrower",
 		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": other, "name": "other"}},       // 0
 		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": env.Home, "name": "homewide"}}, // 1
-		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "here"}},                           // 2
-		map[string]any{"op": "wait", "file": claimed},                                                                             // 3
-		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "claimed"}},                        // 4
+		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "here"}},                            // 2
+		map[string]any{"op": "wait", "file": claimed},                                                                              // 3
+		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "claimed"}},                         // 4
 	)
 	for _, step := range []struct {
 		i   int
