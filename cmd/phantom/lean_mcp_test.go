@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,4 +146,72 @@ func sameDir(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// TestLeanRealClients: the TypeScript SDK client from npm, in a real tab,
+// lists the tools (within budget, every one titled, some output schemas
+// using $ref) and calls tidy_worktrees, whose outputSchema defines
+// TidyItem once in $defs and references it from each of the report's
+// lists, on a repository with a prunable worktree: the SDK's own check of
+// structuredContent against the outputSchema passes, and so does ajv's
+// (scripts/mcp-clients/sdk-client.mjs). The worktree sheet is answered
+// once by the human.
+func TestLeanRealClients(t *testing.T) {
+	nc := realClients(t)
+	t.Log(nc.versions)
+	env := upWithGit(t)
+	project := filepath.Join(env.Home, "project")
+	mustMkdir(t, project)
+	gitIn(t, env, project, "init", "-q")
+	gitIn(t, env, project, "commit", "-q", "--allow-empty", "-m", "first")
+	gone := filepath.Join(env.Home, "gone")
+	gitIn(t, env, project, "worktree", "add", "-q", "-b", "gone", gone)
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	config, server, _ := mcpConfig(t, env, project)
+	calls, _ := json.Marshal([]map[string]any{
+		{"name": "tidy_worktrees", "arguments": map[string]any{"repository": project, "dry_run": true}},
+	})
+	stop := make(chan struct{})
+	answerSheets(t, env, "tidy_worktrees", stop)
+	defer close(stop)
+	_, run := clientTab(t, env, project, "sdk-lean", []string{nc.node, nc.sdkClient, config, server, "-", string(calls)})
+	r := waitRun(t, run, 0)
+	var rep struct {
+		ToolsListBytes   int      `json:"tools_list_bytes"`
+		Untitled         []string `json:"untitled"`
+		RefOutputSchemas []string `json:"ref_output_schemas"`
+		Calls            map[string]struct {
+			IsError    bool   `json:"is_error"`
+			Text       string `json:"text"`
+			Structured bool   `json:"structured"`
+			Error      string `json:"error"`
+		} `json:"calls"`
+		Failures []string `json:"failures"`
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
+		t.Fatalf("the SDK client printed no JSON report: %v\n%v", err, r)
+	}
+	t.Logf("tools/list as the TypeScript SDK got it: %d bytes; output schemas with $ref: %v", rep.ToolsListBytes, rep.RefOutputSchemas)
+	for _, f := range rep.Failures {
+		t.Errorf("SDK client: %s", f)
+	}
+	if rep.ToolsListBytes == 0 || rep.ToolsListBytes > maxToolsList {
+		t.Errorf("tools/list is %d bytes, want at most %d", rep.ToolsListBytes, maxToolsList)
+	}
+	if len(rep.Untitled) > 0 {
+		t.Errorf("tools without a title: %v", rep.Untitled)
+	}
+	if !slices.Contains(rep.RefOutputSchemas, "tidy_worktrees") {
+		t.Errorf("tidy_worktrees' outputSchema has no $ref (those with one: %v); the test calls it for its $ref", rep.RefOutputSchemas)
+	}
+	c := rep.Calls["tidy_worktrees"]
+	if c.IsError || c.Error != "" || !c.Structured || !strings.Contains(c.Text, `"prunable":[{"path":"`+gone+`"`) {
+		t.Errorf("tidy_worktrees = %+v; want structured content with %s prunable", c, gone)
+	}
+	if t.Failed() {
+		t.Logf("the SDK client's run:\n%v", r)
+	}
 }
