@@ -156,7 +156,7 @@ func (b *outputBuilder) sub(md protoreflect.MessageDescriptor, depth int) schema
 		return s
 	}
 	if h, ok := b.elsewhere(md); ok {
-		return schema{"type": "object", "description": "As in " + h.tool + "'s outputSchema: " + h.path + "."}
+		return schema{"type": "object", "description": "As in the outputSchema of " + h.tool + ": " + h.path + "."}
 	}
 	if depth > maxSchemaDepth {
 		return schema{"type": "object"}
