@@ -71,7 +71,7 @@ func serverInstructions(tools *toolTable) string {
 	}
 	s := "Phantom's terminal tabs (list_terminals, create_terminal, read_output, run_command), tab groups, " +
 		"the window's editor (a Neovim in a tab of the caller's window: its tabs are files, not terminals), " +
-		"language servers with their diagnostics, and git worktrees. Tab ids are those list_terminals gives."
+		"language servers with their diagnostics, and git worktrees. A terminal_id is a tab id list_terminals gives."
 	if len(asking) > 0 {
 		s += " " + strings.Join(asking, ", ") + " may wait for the human to answer a permission sheet " +
 			"unless a grant covers the call (each description says when); the other tools never wait for the human."
