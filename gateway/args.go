@@ -36,6 +36,10 @@ func decodeArgs(t *tool, args json.RawMessage, v protovalidate.Validator) (proto
 	if err := checkObject(t.input.Descriptor(), t.hidden, "", args); err != nil {
 		return nil, err
 	}
+	args, err := argsWithProtoNames(t.input.Descriptor(), args)
+	if err != nil {
+		return nil, err
+	}
 	msg := t.input.New().Interface()
 	if err := argsDecoder.Unmarshal(args, msg); err != nil {
 		// checkObject let through something protojson refuses: its words,
@@ -181,13 +185,8 @@ func checkValue(f protoreflect.FieldDescriptor, name string, raw json.RawMessage
 			return fmt.Errorf("%s must be a number, got %s", name, describe(raw))
 		}
 	case protoreflect.EnumKind:
-		if isString && f.Enum().Values().ByName(protoreflect.Name(s)) != nil {
-			return nil
-		}
-		if n, ok := number(raw); ok && !isString && n.IsInt() {
-			return nil
-		}
-		return fmt.Errorf("%s must be one of %s, got %s", name, strings.Join(enumNames(f.Enum()), ", "), describe(raw))
+		_, err := enumArg(f.Enum(), name, raw) // a plain word (enums.go)
+		return err
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if _, wkt := wellKnownSchema(f.Message()); wkt {
 			return nil // their JSON forms are protojson's to check

@@ -17,7 +17,8 @@ import (
 // in generic machinery (field ordering, per-field option checks) that a
 // fixed plan per message type does not need. resultJSON writes the same
 // JSON — the same fields, names and value forms as resultsEncoder
-// (UseProtoNames, EmitUnpopulated) — from such a plan, and leaves to
+// (UseProtoNames, EmitUnpopulated), enums as their words (enums.go) —
+// from such a plan, and leaves to
 // protojson what the plan does not cover: maps, floating-point numbers,
 // the well-known types (they have their own JSON forms) and invalid
 // UTF-8 (protojson's error says what is wrong).
@@ -35,7 +36,11 @@ func resultJSON(m proto.Message) ([]byte, error) {
 			return b, nil
 		}
 	}
-	return resultsEncoder.Marshal(m)
+	j, err := resultsEncoder.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return resultWords(m.ProtoReflect().Descriptor(), j)
 }
 
 // msgPlan is how one message type is written: its fields in declaration
@@ -56,6 +61,9 @@ type fieldPlan struct {
 	inOneof bool
 	// sub is the plan of a message-typed field's message.
 	sub *msgPlan
+	// words are an enum field's values as written: their words, quoted
+	// (enums.go).
+	words map[protoreflect.EnumNumber][]byte
 }
 
 // plans caches a plan per message type; a nil plan means protojson.
@@ -117,8 +125,14 @@ func buildPlan(md protoreflect.MessageDescriptor, built map[protoreflect.FullNam
 	for i := range fields.Len() {
 		f := fields.Get(i)
 		fp := fieldPlan{fd: f, key: append(strconv.AppendQuote(nil, string(f.Name())), ':'), inOneof: f.ContainingOneof() != nil}
-		if f.Kind() == protoreflect.MessageKind {
+		switch f.Kind() {
+		case protoreflect.MessageKind:
 			fp.sub = buildPlan(f.Message(), built)
+		case protoreflect.EnumKind:
+			fp.words = map[protoreflect.EnumNumber][]byte{}
+			for n, w := range vocabOf(f.Enum()).word {
+				fp.words[n] = strconv.AppendQuote(nil, w)
+			}
 		}
 		p.fields = append(p.fields, fp)
 	}
@@ -171,9 +185,8 @@ func (f *fieldPlan) appendValue(b []byte, v protoreflect.Value) ([]byte, error) 
 		b = append(b, '"')
 		return append(base64.StdEncoding.AppendEncode(b, v.Bytes()), '"'), nil
 	case protoreflect.EnumKind:
-		if ev := f.fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
-			b = append(b, '"')
-			return append(append(b, ev.Name()...), '"'), nil
+		if w, ok := f.words[v.Enum()]; ok {
+			return append(b, w...), nil
 		}
 		return strconv.AppendInt(b, int64(v.Enum()), 10), nil // an unknown value: its number
 	case protoreflect.MessageKind:

@@ -17,17 +17,13 @@ import (
 // product text's; 2026-07-28 is stateless (server/discover).
 var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 
-// instructions tell the model what the server is for.
-const instructions = "Phantom's terminals, tab groups and (later) editor, language servers and worktrees. " +
-	"Sensitive tools (reading another terminal, typing into one) wait for the human to allow them."
-
 // newMCPServer is the gateway's one MCP server, shared by every
 // connection: the tool table, the protocol revisions, no capability but
 // tools (the SDK would otherwise advertise logging). A tool handler finds
 // its connection in its context (connFrom).
 func newMCPServer(tools *toolTable, logger *slog.Logger) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "phantom", Title: "Phantom", Version: "1"}, &mcp.ServerOptions{
-		Instructions:              instructions,
+		Instructions:              serverInstructions(tools),
 		Logger:                    slog.New(minLevel{logger.Handler(), slog.LevelWarn}),
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: ProtocolVersions,

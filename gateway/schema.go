@@ -14,7 +14,7 @@ const maxSchemaDepth = 8
 type schema = map[string]any
 
 // messageSchema derives the JSON Schema of md as protojson reads it:
-// snake_case field names, enums as their value names, repeated fields as
+// snake_case field names, enums as their words (enums.go), repeated fields as
 // arrays, maps as objects, no other properties. A field is required when
 // protovalidate demands it (required, a minimum length or count);
 // comments become descriptions. hidden fields are left out.
@@ -103,7 +103,7 @@ func valueSchema(f protoreflect.FieldDescriptor, docs comments, depth int) schem
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		return schema{"type": "number"}
 	case protoreflect.EnumKind:
-		return schema{"type": "string", "enum": enumNames(f.Enum())}
+		return schema{"type": "string", "enum": enumWordsFor(f.Enum(), true)}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		if depth >= maxSchemaDepth {
 			return schema{"type": "object"}

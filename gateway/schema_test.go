@@ -13,7 +13,7 @@ import (
 
 // TestOutputSchemas checks every tool's outputSchema against what the
 // gateway writes in structuredContent: each response message encoded as
-// results are, both empty and with every field set (extreme values, NaN,
+// results are (resultJSON, enums as words), both empty and with every field set (extreme values, NaN,
 // both arms of a nullable message), must validate.
 func TestOutputSchemas(t *testing.T) {
 	tools, err := buildTools()
@@ -33,7 +33,7 @@ func TestOutputSchemas(t *testing.T) {
 			full := tl.output.New()
 			populate(full, 0)
 			for name, m := range map[string]protoreflect.Message{"empty": tl.output.New(), "full": full} {
-				b, err := resultsEncoder.Marshal(m.Interface())
+				b, err := resultJSON(m.Interface())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -136,7 +136,11 @@ func TestArgumentErrors(t *testing.T) {
 		{"list_terminals", `{"a":1}`, `unknown field "a"; it takes no fields`},
 		{"create_terminal", `{"command":["sh"]}`, `unknown field "command"; the fields are: directory, worktree, group_id, agent, name`},
 		{"create_terminal", `{"sandbox":"yes"}`, `sandbox must be true or false, got "yes"`},
-		{"tidy_worktrees", `{"actions":[{"kind":"KIND_NOPE"}]}`, "actions[0].kind must be one of KIND_UNSPECIFIED, KIND_PRUNE"},
+		{"tidy_worktrees", `{"actions":[{"kind":"KIND_NOPE"}]}`, `actions[0].kind must be one of prune, repair, move, lock, unlock, got "KIND_NOPE"`},
+		{"tidy_worktrees", `{"actions":[{"kind":"KIND_PRUNE"}]}`, `actions[0].kind must be one of prune, repair, move, lock, unlock, got "KIND_PRUNE"`},
+		{"tidy_worktrees", `{"actions":[{"kind":"unspecified"}]}`, `actions[0].kind must be one of prune, repair, move, lock, unlock, got "unspecified"`},
+		{"tidy_worktrees", `{"actions":[{"kind":2}]}`, "actions[0].kind must be one of prune, repair, move, lock, unlock, got 2"},
+		{"list_diagnostics", `{"min_severity":"SEVERITY_ERROR"}`, `min_severity must be one of error, warning, information, hint, got "SEVERITY_ERROR"`},
 		{"tidy_worktrees", `{"actions":[{"path":7}]}`, "actions[0].path must be a string, got 7"},
 		{"tidy_worktrees", `{"actions":{}}`, "actions must be an array, got an object"},
 	} {
@@ -150,7 +154,8 @@ func TestArgumentErrors(t *testing.T) {
 		{"read_output", `{"terminal_id":"t1","lines":"50"}`},
 		{"read_output", `{"terminalId":"t1","lines":null}`},
 		{"list_terminals", `null`},
-		{"tidy_worktrees", `{"actions":[{"kind":2}]}`},
+		{"tidy_worktrees", `{"actions":[{"kind":"prune"},{"kind":"move","path":"a","new_path":"b"}]}`},
+		{"list_diagnostics", `{"min_severity":"warning"}`},
 	} {
 		if _, err := decodeArgs(tools.byName[tt.tool], json.RawMessage(tt.args), v); err != nil {
 			t.Errorf("%s %s: %v, want it accepted", tt.tool, tt.args, err)

@@ -30,6 +30,8 @@ type tool struct {
 	hidden map[protoreflect.Name]bool
 	// listing is the tool as tools/list shows it.
 	listing *mcp.Tool
+	// reg is the tool as the registry has it.
+	reg *toolreg.Tool
 	// wire, for an answer with top-level lists, writes its JSON from the
 	// wire form (cost_wire.go); nil otherwise.
 	wire *wirePlan
@@ -54,7 +56,7 @@ func (t *toolTable) sorted() []*tool {
 // (internal/toolreg): each tool's name, daemon, method, types and hidden
 // fields are the registry's; its listing adds the schemas derived from the
 // request and response messages and the description from the method's
-// proto comment (the embedded descriptors).
+// proto comment (the embedded descriptors) and the registry (describe.go).
 func buildTools() (*toolTable, error) {
 	reg, err := toolreg.Default()
 	if err != nil {
@@ -66,8 +68,9 @@ func buildTools() (*toolTable, error) {
 	}
 	docs := readComments(set)
 	t := &toolTable{byName: map[string]*tool{}}
+	homes := findOutputHomes(reg.Tools())
 	for _, rt := range reg.Tools() {
-		tl, err := newTool(rt, docs)
+		tl, err := newTool(rt, docs, homes)
 		if err != nil {
 			return nil, err
 		}
@@ -77,19 +80,15 @@ func buildTools() (*toolTable, error) {
 }
 
 // newTool is the gateway's view of a registry tool.
-func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
+func newTool(rt *toolreg.Tool, docs comments, homes outputHomes) (*tool, error) {
 	m := rt.Descriptor
 	inSchema, err := json.Marshal(messageSchema(m.Input(), rt.Hidden, docs, 0))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: encode input schema: %w", rt.Name, err)
 	}
-	outSchema, err := json.Marshal(outputSchema(m.Output(), docs, 0))
+	outSchema, err := json.Marshal(outputSchema(rt.Name, m.Output(), homes))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: encode output schema: %w", rt.Name, err)
-	}
-	desc := docs[m.FullName()]
-	if rt.Option.GetNeedsTab() {
-		desc += "\n\nThe caller must run inside a Phantom tab."
 	}
 	return &tool{
 		name:   rt.Name,
@@ -99,10 +98,12 @@ func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
 		output: rt.Response,
 		opt:    rt.Option,
 		hidden: rt.Hidden,
+		reg:    rt,
 		wire:   newWirePlan(rt.Response),
 		listing: &mcp.Tool{
 			Name:         rt.Name,
-			Description:  desc,
+			Title:        rt.Option.GetTitle(),
+			Description:  toolDescription(rt, docs),
 			InputSchema:  json.RawMessage(inSchema),
 			OutputSchema: json.RawMessage(outSchema),
 			Annotations:  annotations(rt.Option),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/guard"
@@ -130,6 +131,32 @@ func (s *Service) callerRules(ctx context.Context) *sandbox.Rules {
 		return &sandbox.Rules{}
 	}
 	return &rules
+}
+
+// callerDirectory is where a tab an agent opens without naming a
+// directory starts: the agent's tab's current directory, as
+// list_terminals shows it to the agent (its shell's, from OSC 7, else
+// /proc). The tab's programs can claim any directory with OSC 7, which
+// widens nothing: the new tab of a sandboxed agent writes no more than
+// the agent wherever it starts (CreateSpec.Within), and an agent may name
+// any directory anyway. "" for the human and an agent in no tab (the
+// workspace's default, the home directory); an error when the caller's
+// directory cannot be used, rather than opening somewhere else.
+func (s *Service) callerDirectory(ctx context.Context) (string, error) {
+	tab := callerTab(ctx)
+	if tab == "" {
+		return "", nil
+	}
+	t, err := s.ws.Get(tab)
+	if err != nil {
+		return "", nil // the caller's tab is gone: as for a caller in no tab
+	}
+	dir := t.Directory
+	if fi, err := os.Stat(dir); dir == "" || !filepath.IsAbs(dir) || err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("directory was not given, and the caller's tab %s has no directory a tab can start in (%q): "+
+			"give directory (or worktree): %w", tab, dir, errdefs.ErrFailedPrecondition)
+	}
+	return dir, nil
 }
 
 // callerTab is the tab of the agent the call in ctx is made for; "" for

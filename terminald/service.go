@@ -70,10 +70,18 @@ func (s *Service) ListTerminals(ctx context.Context, r *terminalv1.ListTerminals
 	return s.wire.response(s.withLastCommands(s.terms.convert(ts, full), full)), nil
 }
 
-// CreateTerminal opens a tab.
+// CreateTerminal opens a tab; an agent's, without a directory or
+// worktree, in its own tab's directory (callerDirectory).
 func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTerminalRequest) (*terminalv1.CreateTerminalResponse, error) {
+	dir := r.GetDirectory()
+	if dir == "" && r.GetWorktree() == "" {
+		var err error
+		if dir, err = s.callerDirectory(ctx); err != nil {
+			return nil, err
+		}
+	}
 	t, err := s.ws.Create(workspace.CreateSpec{
-		Directory: r.GetDirectory(), Worktree: r.GetWorktree(), GroupID: r.GetGroupId(),
+		Directory: dir, Worktree: r.GetWorktree(), GroupID: r.GetGroupId(),
 		Agent: r.GetAgent(), Name: r.GetName(), WindowID: r.GetWindowId(), Command: r.GetCommand(),
 		Cols: int(r.GetCols()), Rows: int(r.GetRows()), ByAgent: forAgent(ctx),
 		Sandbox: r.GetSandbox() || s.callerSandboxed(ctx), Within: s.callerRules(ctx), EditorSocket: r.GetEditorSocket(),

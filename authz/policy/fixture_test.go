@@ -35,7 +35,7 @@ service {
   method {
     name: "Configure" input_type: ".fixture.v1.ConfigureRequest" output_type: ".fixture.v1.ConfigureResponse"
     options { [phantom.mcp.v1.tool] {
-      name: "configure_thing" capability: CAPABILITY_CONFIGURE
+      name: "configure_thing" title: "Configure a thing" capability: CAPABILITY_CONFIGURE
       reach { kind: REACH_KIND_DIRECTORY field: "workspace" }
       subject_fields: ["language", "command", "args"]
     } }

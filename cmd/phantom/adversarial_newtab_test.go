@@ -2,7 +2,9 @@ package main
 
 // Tabs an agent opens are no more privileged than the agent (DESIGN.md,
 // invariant 2): create_terminal from a sandboxed tab into another project
-// or the home directory opens a sandboxed tab that cannot write there.
+// or the home directory opens a sandboxed tab that cannot write there; so
+// does one without a directory, which opens in the agent's tab's
+// directory, also after the agent claimed another one with OSC 7.
 
 import (
 	"encoding/json"
@@ -25,11 +27,32 @@ func TestAdversarialNewTabWritesNoMore(t *testing.T) {
 		mustMkdir(t, d)
 	}
 	a := newAttacker(t, env, "narrow", "--sandbox", "--dir", proj)
+	claimed := filepath.Join(a.dir, "claimed")
 	run := a.agent("narrower",
 		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": other, "name": "other"}},       // 0
 		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"directory": env.Home, "name": "homewide"}}, // 1
+		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "here"}},                            // 2
+		map[string]any{"op": "wait", "file": claimed},                                                                              // 3
+		map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "claimed"}},                         // 4
 	)
-	for i, dir := range []string{other, env.Home} {
+	for _, step := range []struct {
+		i   int
+		dir string // where the tab opens
+	}{{0, other}, {1, env.Home}, {2, proj}, {4, other}} {
+		i, dir := step.i, step.dir
+		if i == 4 {
+			// The agent's tab claims, with OSC 7, to work in the other
+			// project: a tab opened without a directory starts there and
+			// may write there no more than the agent.
+			if r := a.run("printf '\\033]7;file://localhost%s\\033\\\\' " + sq(other) + " >/dev/tty"); r.code != 0 {
+				t.Fatalf("OSC 7 claim: %+v", r)
+			}
+			eventually(t, "the agent's tab to claim "+other, func() (bool, string) {
+				d, _ := tabByID(tabs(t, env), a.tab)["directory"].(string)
+				return d == other, d
+			})
+			os.WriteFile(claimed, nil, 0o600)
+		}
 		r := resultOf(t, waitStep(t, run.read, i))
 		if r.IsError {
 			t.Fatalf("create_terminal into %s: %s", dir, r.text())
@@ -38,6 +61,7 @@ func TestAdversarialNewTabWritesNoMore(t *testing.T) {
 			Terminal struct {
 				ID        string `json:"id"`
 				Sandboxed bool   `json:"sandboxed"`
+				Directory string `json:"directory"`
 			} `json:"terminal"`
 		}
 		b, _ := json.Marshal(r.StructuredContent)
@@ -45,6 +69,9 @@ func TestAdversarialNewTabWritesNoMore(t *testing.T) {
 			t.Fatalf("create_terminal result %s: %v", b, err)
 		}
 		tab := out.Terminal.ID
+		if !sameDir(out.Terminal.Directory, dir) {
+			t.Errorf("create_terminal (step %d) opened tab %s in %q, want %s", i, tab, out.Terminal.Directory, dir)
+		}
 		if !out.Terminal.Sandboxed {
 			t.Errorf("the tab %s a sandboxed agent opened in %s is not sandboxed", tab, dir)
 		}
@@ -53,6 +80,9 @@ func TestAdversarialNewTabWritesNoMore(t *testing.T) {
 			if within(w, other) || within(w, env.Home) && !within(w, proj) {
 				t.Errorf("the tab %s a sandboxed agent opened in %s may write %s, which the agent itself may not", tab, dir, w)
 			}
+		}
+		if dir == proj {
+			continue // the agent may write there itself
 		}
 		// And typed into by the human: the writes fail.
 		victim := filepath.Join(dir, fmt.Sprintf("pwned-%d", i))

@@ -128,7 +128,7 @@ func TestFocusMCPWhileTyping(t *testing.T) {
 	w.drop(t, "typing")
 	var r focusResult
 	structured(t, waitStep(t, read, 1), &r)
-	if r.Outcome != "OUTCOME_NOTICE" || r.NotifiedClients != 1 || r.MovedClients != 0 || r.Terminal.Focused ||
+	if r.Outcome != "notice" || r.NotifiedClients != 1 || r.MovedClients != 0 || r.Terminal.Focused ||
 		!strings.Contains(r.Note, "NOT brought forward") {
 		t.Errorf("focus_terminal while the human types: %+v; want a notice, not moved", r)
 	}
@@ -157,7 +157,7 @@ func TestFocusMCPWhileTyping(t *testing.T) {
 	quiet()
 	w.drop(t, "quiet")
 	structured(t, waitStep(t, read, 3), &r)
-	if r.Outcome != "OUTCOME_MOVED" || r.MovedClients != 1 || !r.Terminal.Focused {
+	if r.Outcome != "moved" || r.MovedClients != 1 || !r.Terminal.Focused {
 		t.Errorf("focus_terminal while the human is quiet: %+v; want moved", r)
 	}
 	c.waitStatus("tab C shown", func(s string) bool { return strings.Contains(s, "tabc*") && !strings.Contains(s, "asks to show") })

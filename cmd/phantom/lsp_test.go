@@ -125,7 +125,7 @@ func TestLanguageServerMCP(t *testing.T) {
 		} `json:"servers"`
 	}
 	decodeStep(t, read, 3, &l3)
-	if len(l3.Servers) != 1 || l3.Servers[0].ID != id || l3.Servers[0].State != "SERVER_STATE_READY" || l3.Servers[0].PID == 0 || l3.Servers[0].Memory == "" {
+	if len(l3.Servers) != 1 || l3.Servers[0].ID != id || l3.Servers[0].State != "ready" || l3.Servers[0].PID == 0 || l3.Servers[0].Memory == "" {
 		t.Fatalf("list_language_servers = %+v, want %s ready with a pid and memory", l3, id)
 	}
 	var r4 struct {
@@ -209,7 +209,7 @@ func TestConfigureLanguageServerMCP(t *testing.T) {
 		if !strings.HasSuffix(sv.ID, "@"+configTab) {
 			t.Errorf("tab %s's agent sees server %s, not of its own confinement", configTab, sv.ID)
 		}
-		if sv.ID == "go:"+mod+"@"+configTab && sv.State != "SERVER_STATE_READY" && sv.State != "SERVER_STATE_INDEXING" {
+		if sv.ID == "go:"+mod+"@"+configTab && sv.State != "ready" && sv.State != "indexing" {
 			t.Errorf("the configured server is %s, want it up (ready or indexing)", sv.State)
 		}
 		if !strings.Contains(sv.Sandbox, "sandbox") {
@@ -334,7 +334,7 @@ func TestLanguageServerMCPCAndPython(t *testing.T) {
 		wantError(3, l.name, d3, l.want)
 		var s4 servers
 		decodeStep(t, a.read, 4, &s4)
-		if after, restarts, state := find(s4, a.id); restarts < 1 || after == pid || after == 0 || state != "SERVER_STATE_READY" {
+		if after, restarts, state := find(s4, a.id); restarts < 1 || after == pid || after == 0 || state != "ready" {
 			t.Fatalf("%s: after kill -9 of %d, list_language_servers = %+v\nwant %s ready with a new pid and restarts ≥ 1", l.name, pid, s4, a.id)
 		}
 	}

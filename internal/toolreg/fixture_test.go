@@ -72,5 +72,5 @@ func (f fixture) files(t *testing.T) *protoregistry.Files {
 
 // rule is a tool option with a capability and a reach.
 func rule(name string, c mcpv1.Capability, kind mcpv1.ReachKind, field string, subject ...string) *mcpv1.Tool {
-	return &mcpv1.Tool{Name: name, Capability: c, Reach: &mcpv1.Reach{Kind: kind, Field: field}, SubjectFields: subject}
+	return &mcpv1.Tool{Name: name, Title: "Do " + name, Capability: c, Reach: &mcpv1.Reach{Kind: kind, Field: field}, SubjectFields: subject}
 }

@@ -2,6 +2,7 @@ package toolreg
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -14,7 +15,7 @@ import (
 // Load walks every service of files once and registers each method
 // carrying the tool option. An incomplete or inconsistent option is an
 // error naming the tool and what is wrong: a service with tools but no
-// daemon option, a capability or reach left unstated, a reach, subject or
+// daemon option, a tool without a title, a capability or reach left unstated, a reach, subject or
 // hidden field the request does not have (or of the wrong type), a
 // streaming method, a name used twice.
 func Load(files *protoregistry.Files) (*Registry, error) {
@@ -66,6 +67,9 @@ func (r *Registry) addService(svc protoreflect.ServiceDescriptor) error {
 func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*Tool, error) {
 	if m.IsStreamingClient() || m.IsStreamingServer() {
 		return nil, fmt.Errorf("a streaming method cannot be a tool")
+	}
+	if strings.TrimSpace(opt.GetTitle()) == "" {
+		return nil, fmt.Errorf("title is not set: give the tool a title a person reads (MCP's Tool.title), e.g. \"Read a terminal's output\"")
 	}
 	req := m.Input()
 	t := &Tool{

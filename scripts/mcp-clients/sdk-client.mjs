@@ -1,13 +1,16 @@
 // A real TypeScript-SDK MCP client, driven by cmd/phantom/realclients_test.go.
 //
-//   node sdk-client.mjs CONFIG SERVER TERMINAL_ID
+//   node sdk-client.mjs CONFIG SERVER TERMINAL_ID [CALLS]
 //
 // It starts the server that CONFIG (a Claude-style file: mcpServers.SERVER =
 // {command, args, env}) names exactly as the SDK does by default — with only
 // the handful of variables getDefaultEnvironment passes plus the entry's env —
 // lists the tools, compiles every inputSchema and outputSchema with ajv, calls
-// list_terminals and read_output(TERMINAL_ID), and validates each result's
-// structuredContent against the tool's outputSchema.
+// list_terminals and read_output(TERMINAL_ID) (none when TERMINAL_ID is "-"),
+// then each call of CALLS (a JSON array of {name, arguments}), and validates
+// each result's structuredContent against the tool's outputSchema. The report
+// also says how big the tool list is (its JSON, in bytes), which tools have
+// no title and which output schemas use $ref.
 //
 // It prints one JSON line — what it saw, and every failure in words — and
 // exits 1 if there was any failure. Nothing is lenient on purpose: a tool
@@ -30,7 +33,7 @@ const sdkVersion = JSON.parse(
   readFileSync(new URL("../../.tools/node/node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url)),
 ).version;
 
-const [configPath, serverName, terminalId] = process.argv.slice(2);
+const [configPath, serverName, terminalId, callsJSON] = process.argv.slice(2);
 const report = { client: `@modelcontextprotocol/sdk ${sdkVersion}`, node: process.version, failures: [] };
 const fail = (msg) => report.failures.push(msg);
 
@@ -73,6 +76,9 @@ async function exercise(client) {
     cursor = page.nextCursor;
   } while (cursor);
   report.tools = tools.map((t) => t.name);
+  report.tools_list_bytes = Buffer.byteLength(JSON.stringify({ tools }));
+  report.untitled = tools.filter((t) => !t.title).map((t) => t.name);
+  report.ref_output_schemas = tools.filter((t) => JSON.stringify(t.outputSchema ?? {}).includes('"$ref"')).map((t) => t.name);
 
   // Every schema must compile: a schema ajv rejects is one a client cannot
   // check arguments or results against. MCP's default dialect is 2020-12.
@@ -93,7 +99,8 @@ async function exercise(client) {
 
   report.calls = {};
   await call(client, outputOf, "list_terminals", {});
-  await call(client, outputOf, "read_output", { terminal_id: terminalId, lines: 50 });
+  if (terminalId !== "-") await call(client, outputOf, "read_output", { terminal_id: terminalId, lines: 50 });
+  for (const c of callsJSON ? JSON.parse(callsJSON) : []) await call(client, outputOf, c.name, c.arguments ?? {});
 }
 
 function compile(ajv, tool, which, schema) {

@@ -1184,22 +1184,22 @@ const file_phantom_editor_v1_editor_proto_rawDesc = "" +
 	"\x10caller_directory\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x0fcallerDirectory\"[\n" +
 	"\x12RevealLineResponse\x121\n" +
 	"\x06opened\x18\x01 \x01(\v2\x19.phantom.editor.v1.OpenedR\x06opened\x12\x12\n" +
-	"\x04line\x18\x02 \x01(\x05R\x04line2\xae\a\n" +
-	"\rEditorService\x12\x95\x01\n" +
-	"\tListPanes\x12#.phantom.editor.v1.ListPanesRequest\x1a$.phantom.editor.v1.ListPanesResponse\"=\xc2\xf3\x189\n" +
+	"\x04line\x18\x02 \x01(\x05R\x04line2\xe1\b\n" +
+	"\rEditorService\x12\xbc\x01\n" +
+	"\tListPanes\x12#.phantom.editor.v1.ListPanesRequest\x1a$.phantom.editor.v1.ListPanesResponse\"d\xc2\xf3\x18`\n" +
 	"\n" +
-	"list_panes\x10\x01 \x01(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01\x12\x8d\x01\n" +
-	"\bOpenFile\x12\".phantom.editor.v1.OpenFileRequest\x1a#.phantom.editor.v1.OpenFileResponse\"8\xc2\xf3\x184\n" +
-	"\topen_file(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01\x12\xab\x01\n" +
-	"\x0fOpenFileInSplit\x12).phantom.editor.v1.OpenFileInSplitRequest\x1a*.phantom.editor.v1.OpenFileInSplitResponse\"A\xc2\xf3\x18=\n" +
-	"\x12open_file_in_split(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01\x12\x8f\x01\n" +
-	"\bFocusTab\x12\".phantom.editor.v1.FocusTabRequest\x1a#.phantom.editor.v1.FocusTabResponse\":\xc2\xf3\x186\n" +
-	"\tfocus_tab \x01(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01\x12\x8f\x01\n" +
-	"\bCloseTab\x12\".phantom.editor.v1.CloseTabRequest\x1a#.phantom.editor.v1.CloseTabResponse\":\xc2\xf3\x186\n" +
-	"\tclose_tab\x18\x01(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01\x12\x95\x01\n" +
+	"list_panes\x10\x01 \x01(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01b%List the editor's panes and file tabs\x12\xa8\x01\n" +
+	"\bOpenFile\x12\".phantom.editor.v1.OpenFileRequest\x1a#.phantom.editor.v1.OpenFileResponse\"S\xc2\xf3\x18O\n" +
+	"\topen_file(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01b\x19Open a file in the editor\x12\xce\x01\n" +
+	"\x0fOpenFileInSplit\x12).phantom.editor.v1.OpenFileInSplitRequest\x1a*.phantom.editor.v1.OpenFileInSplitResponse\"d\xc2\xf3\x18`\n" +
+	"\x12open_file_in_split(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01b!Open a file in a new editor split\x12\xa8\x01\n" +
+	"\bFocusTab\x12\".phantom.editor.v1.FocusTabRequest\x1a#.phantom.editor.v1.FocusTabResponse\"S\xc2\xf3\x18O\n" +
+	"\tfocus_tab \x01(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01b\x17Show an editor file tab\x12\xa9\x01\n" +
+	"\bCloseTab\x12\".phantom.editor.v1.CloseTabRequest\x1a#.phantom.editor.v1.CloseTabResponse\"T\xc2\xf3\x18P\n" +
+	"\tclose_tab\x18\x01(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01b\x18Close an editor file tab\x12\xb0\x01\n" +
 	"\n" +
-	"RevealLine\x12$.phantom.editor.v1.RevealLineRequest\x1a%.phantom.editor.v1.RevealLineResponse\":\xc2\xf3\x186\n" +
-	"\vreveal_line(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01\x1a\v\xc2\xf3\x18\aeditordBAZ?github.com/phantom-dev/phantom/proto/phantom/editor/v1;editorv1b\x06proto3"
+	"RevealLine\x12$.phantom.editor.v1.RevealLineRequest\x1a%.phantom.editor.v1.RevealLineResponse\"U\xc2\xf3\x18Q\n" +
+	"\vreveal_line(\x012\rcaller_tab_id2\x10caller_directory8\x01B\x02\b\x01b\x19Show a line in the editor\x1a\v\xc2\xf3\x18\aeditordBAZ?github.com/phantom-dev/phantom/proto/phantom/editor/v1;editorv1b\x06proto3"
 
 var (
 	file_phantom_editor_v1_editor_proto_rawDescOnce sync.Once

@@ -46,29 +46,37 @@ const (
 // caller's tab directory (`caller_directory`, filled in by the gateway and
 // hidden from agents, like `caller_tab_id`, which finds the window).
 type EditorServiceClient interface {
-	// Lists the editor's panes (the Neovim windows on screen) with position
-	// and size, each with its file (path, modified, cursor line, visible
-	// lines), and every file the editor has open (its tabs) with its id.
-	// Says so when the window has no editor running; does not start one.
+	// Acts on the window's editor (Neovim; its tabs are open files, not
+	// terminals). Lists its panes (the Neovim windows on screen) with
+	// position and size, each with its file (path, modified, cursor line,
+	// visible lines), and every file it has open (its file tabs) with its
+	// tab_id. Says so when the window has no editor running; does not start
+	// one.
 	ListPanes(ctx context.Context, in *ListPanesRequest, opts ...grpc.CallOption) (*ListPanesResponse, error)
-	// Opens a file in the focused pane, at `line` if given (a line past the
-	// end is clamped, and the response says so). A file that does not exist
-	// is an error unless `create` is set, which opens an empty, unsaved
-	// buffer for it. Starts the editor if the window has none.
+	// Acts on the window's editor (Neovim, not a terminal). Opens a file in
+	// its focused pane, at `line` if given (a line past the end is clamped,
+	// and the response says so). A file that does not exist is an error
+	// unless `create` is set, which opens an empty, unsaved buffer for it.
+	// Starts the editor if the window has none.
 	OpenFile(ctx context.Context, in *OpenFileRequest, opts ...grpc.CallOption) (*OpenFileResponse, error)
-	// Splits the focused pane (`right` or `below`) and opens a file in the
-	// new pane, at `line` if given. Starts the editor if the window has none.
+	// Acts on the window's editor (Neovim, not a terminal). Splits its
+	// focused pane (`right` or `below`) and opens a file in the new pane, at
+	// `line` if given. Starts the editor if the window has none.
 	OpenFileInSplit(ctx context.Context, in *OpenFileInSplitRequest, opts ...grpc.CallOption) (*OpenFileInSplitResponse, error)
-	// Shows one of the editor's tabs (an open file, by its id from
-	// list_panes): the pane already showing it gets the focus, else the
-	// focused pane shows it.
+	// Acts on the window's editor (Neovim): shows one of its file tabs (an
+	// open file, by its tab_id from list_panes; not a terminal tab, which
+	// focus_terminal brings forward). The pane already showing it gets the
+	// focus, else the focused pane shows it.
 	FocusTab(ctx context.Context, in *FocusTabRequest, opts ...grpc.CallOption) (*FocusTabResponse, error)
-	// Closes one of the editor's tabs. A file with unsaved changes is
-	// refused unless `force`; even then its changes are not discarded: the
-	// file leaves the panes and the tab list but stays in the editor, hidden,
-	// with its changes (Neovim's `:ls!` shows it, and quitting still warns).
+	// Acts on the window's editor (Neovim): closes one of its file tabs (an
+	// open file, by its tab_id from list_panes; not a terminal tab). A file
+	// with unsaved changes is refused unless `force`; even then its changes
+	// are not discarded: the file leaves the panes and the tab list but
+	// stays in the editor, hidden, with its changes (Neovim's `:ls!` shows
+	// it, and quitting still warns).
 	CloseTab(ctx context.Context, in *CloseTabRequest, opts ...grpc.CallOption) (*CloseTabResponse, error)
-	// Points the human at a line: shows the file (by `path` or `tab_id`),
+	// Acts on the window's editor (Neovim, not a terminal). Points the human
+	// at a line: shows the file (by `path` or `tab_id`),
 	// puts the cursor on the line, centres it and marks it in the gutter
 	// with `message` beside it. The previous reveal's mark is removed. A line
 	// past the end is clamped, and the response says so. Starts the editor
@@ -163,29 +171,37 @@ func (c *editorServiceClient) RevealLine(ctx context.Context, in *RevealLineRequ
 // caller's tab directory (`caller_directory`, filled in by the gateway and
 // hidden from agents, like `caller_tab_id`, which finds the window).
 type EditorServiceServer interface {
-	// Lists the editor's panes (the Neovim windows on screen) with position
-	// and size, each with its file (path, modified, cursor line, visible
-	// lines), and every file the editor has open (its tabs) with its id.
-	// Says so when the window has no editor running; does not start one.
+	// Acts on the window's editor (Neovim; its tabs are open files, not
+	// terminals). Lists its panes (the Neovim windows on screen) with
+	// position and size, each with its file (path, modified, cursor line,
+	// visible lines), and every file it has open (its file tabs) with its
+	// tab_id. Says so when the window has no editor running; does not start
+	// one.
 	ListPanes(context.Context, *ListPanesRequest) (*ListPanesResponse, error)
-	// Opens a file in the focused pane, at `line` if given (a line past the
-	// end is clamped, and the response says so). A file that does not exist
-	// is an error unless `create` is set, which opens an empty, unsaved
-	// buffer for it. Starts the editor if the window has none.
+	// Acts on the window's editor (Neovim, not a terminal). Opens a file in
+	// its focused pane, at `line` if given (a line past the end is clamped,
+	// and the response says so). A file that does not exist is an error
+	// unless `create` is set, which opens an empty, unsaved buffer for it.
+	// Starts the editor if the window has none.
 	OpenFile(context.Context, *OpenFileRequest) (*OpenFileResponse, error)
-	// Splits the focused pane (`right` or `below`) and opens a file in the
-	// new pane, at `line` if given. Starts the editor if the window has none.
+	// Acts on the window's editor (Neovim, not a terminal). Splits its
+	// focused pane (`right` or `below`) and opens a file in the new pane, at
+	// `line` if given. Starts the editor if the window has none.
 	OpenFileInSplit(context.Context, *OpenFileInSplitRequest) (*OpenFileInSplitResponse, error)
-	// Shows one of the editor's tabs (an open file, by its id from
-	// list_panes): the pane already showing it gets the focus, else the
-	// focused pane shows it.
+	// Acts on the window's editor (Neovim): shows one of its file tabs (an
+	// open file, by its tab_id from list_panes; not a terminal tab, which
+	// focus_terminal brings forward). The pane already showing it gets the
+	// focus, else the focused pane shows it.
 	FocusTab(context.Context, *FocusTabRequest) (*FocusTabResponse, error)
-	// Closes one of the editor's tabs. A file with unsaved changes is
-	// refused unless `force`; even then its changes are not discarded: the
-	// file leaves the panes and the tab list but stays in the editor, hidden,
-	// with its changes (Neovim's `:ls!` shows it, and quitting still warns).
+	// Acts on the window's editor (Neovim): closes one of its file tabs (an
+	// open file, by its tab_id from list_panes; not a terminal tab). A file
+	// with unsaved changes is refused unless `force`; even then its changes
+	// are not discarded: the file leaves the panes and the tab list but
+	// stays in the editor, hidden, with its changes (Neovim's `:ls!` shows
+	// it, and quitting still warns).
 	CloseTab(context.Context, *CloseTabRequest) (*CloseTabResponse, error)
-	// Points the human at a line: shows the file (by `path` or `tab_id`),
+	// Acts on the window's editor (Neovim, not a terminal). Points the human
+	// at a line: shows the file (by `path` or `tab_id`),
 	// puts the cursor on the line, centres it and marks it in the gutter
 	// with `message` beside it. The previous reveal's mark is removed. A line
 	// past the end is clamped, and the response says so. Starts the editor

@@ -191,8 +191,11 @@ type Tool struct {
 	// is still audited. Any other tab, the caller's own included, needs the
 	// capability as usual. Only for a tool whose reach is REACH_KIND_TAB.
 	FreeForOpenedTabs bool `protobuf:"varint,11,opt,name=free_for_opened_tabs,json=freeForOpenedTabs,proto3" json:"free_for_opened_tabs,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The tool's title as a person reads it, e.g. "Read a terminal's
+	// output" (MCP's Tool.title). Required: an empty title is a load error.
+	Title         string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -300,6 +303,13 @@ func (x *Tool) GetFreeForOpenedTabs() bool {
 		return x.FreeForOpenedTabs
 	}
 	return false
+}
+
+func (x *Tool) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
 }
 
 // ConditionalCapability is a capability a call needs when a field is set.
@@ -453,7 +463,7 @@ var File_phantom_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xb7\x03\n" +
+	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xcd\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12 \n" +
@@ -470,7 +480,8 @@ const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\x0esubject_fields\x18\t \x03(\tR\rsubjectFields\x129\n" +
 	"\x04also\x18\n" +
 	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\x12/\n" +
-	"\x14free_for_opened_tabs\x18\v \x01(\bR\x11freeForOpenedTabs\"n\n" +
+	"\x14free_for_opened_tabs\x18\v \x01(\bR\x11freeForOpenedTabs\x12\x14\n" +
+	"\x05title\x18\f \x01(\tR\x05title\"n\n" +
 	"\x15ConditionalCapability\x12:\n" +
 	"\n" +
 	"capability\x18\x01 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +

@@ -352,7 +352,7 @@ type Terminal struct {
 	Worktree string `protobuf:"bytes,11,opt,name=worktree,proto3" json:"worktree,omitempty"`
 	// What the agent client in the tab is doing.
 	AgentState AgentState `protobuf:"varint,12,opt,name=agent_state,json=agentState,proto3,enum=phantom.terminal.v1.AgentState" json:"agent_state,omitempty"`
-	// A named colour from ListThemeColors; empty for the default.
+	// A named colour from list_theme_colors; empty for the default.
 	Color string `protobuf:"bytes,13,opt,name=color,proto3" json:"color,omitempty"`
 	// A short icon (an emoji or a few characters); empty for none.
 	Icon string `protobuf:"bytes,14,opt,name=icon,proto3" json:"icon,omitempty"`
@@ -854,7 +854,7 @@ type Group struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The group's name.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// A named colour from ListThemeColors.
+	// A named colour from list_theme_colors.
 	Color string `protobuf:"bytes,3,opt,name=color,proto3" json:"color,omitempty"`
 	// The window holding the group.
 	WindowId string `protobuf:"bytes,4,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
@@ -1173,7 +1173,8 @@ func (x *ListTerminalsResponse) GetTerminals() []*Terminal {
 // CreateTerminalRequest describes a new tab.
 type CreateTerminalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Absolute directory to start in; default the user's home.
+	// Absolute directory to start in; default the calling agent's tab's
+	// directory (the home directory for a caller in no tab).
 	Directory string `protobuf:"bytes,1,opt,name=directory,proto3" json:"directory,omitempty"`
 	// A git worktree path to start in (instead of directory).
 	Worktree string `protobuf:"bytes,2,opt,name=worktree,proto3" json:"worktree,omitempty"`
@@ -2005,7 +2006,7 @@ type UpdateTerminalRequest struct {
 	Name *string `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	// New icon: an emoji or up to a few characters.
 	Icon *string `protobuf:"bytes,3,opt,name=icon,proto3,oneof" json:"icon,omitempty"`
-	// New colour, a name from ListThemeColors, or empty for the default.
+	// New colour, a name from list_theme_colors, or empty for the default.
 	Color         *string `protobuf:"bytes,4,opt,name=color,proto3,oneof" json:"color,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2507,7 +2508,7 @@ type CreateGroupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The group's name.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// A named colour from ListThemeColors; default picks one.
+	// A named colour from list_theme_colors; default picks one.
 	Color string `protobuf:"bytes,2,opt,name=color,proto3" json:"color,omitempty"`
 	// Window to create it in; default the first window.
 	WindowId      string `protobuf:"bytes,3,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
@@ -2619,7 +2620,7 @@ type UpdateGroupRequest struct {
 	GroupId string `protobuf:"bytes,1,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
 	// New name.
 	Name *string `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
-	// New colour from ListThemeColors.
+	// New colour from list_theme_colors.
 	Color         *string `protobuf:"bytes,3,opt,name=color,proto3,oneof" json:"color,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4407,46 +4408,46 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xf4\x15\n" +
-	"\x0fTerminalService\x12\x93\x01\n" +
-	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
-	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xb5\x01\n" +
-	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"J\xc2\xf3\x18F\n" +
-	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01\x12\x87\x01\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xc5\x18\n" +
+	"\x0fTerminalService\x12\xa7\x01\n" +
+	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
+	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
+	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"c\xc2\xf3\x18_\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01b\x17Open a new terminal tab\x12\xa1\x01\n" +
 	"\n" +
-	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"(\xc2\xf3\x18$\n" +
-	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_id\x12\xa0\x01\n" +
+	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"B\xc2\xf3\x18>\n" +
+	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_idb\x18Read a terminal's output\x12\xbd\x01\n" +
 	"\n" +
-	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"A\xc2\xf3\x18=\n" +
-	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_seconds\x12\x84\x01\n" +
-	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\"\x1c\xc2\xf3\x18\x18\n" +
-	"\x0efocus_terminal \x018\x01B\x02\b\x01\x12\x88\x01\n" +
-	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"\x1d\xc2\xf3\x18\x19\n" +
-	"\x0fupdate_terminal \x018\x01B\x02\b\x01\x12\x93\x01\n" +
-	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\"+\xc2\xf3\x18'\n" +
-	"\x0eclose_terminal\x18\x018\x03B\x0f\b\x02\x12\vterminal_idX\x01\x12i\n" +
+	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"^\xc2\xf3\x18Z\n" +
+	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_secondsb\x1bRun a command in a terminal\x12\xa2\x01\n" +
+	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\":\xc2\xf3\x186\n" +
+	"\x0efocus_terminal \x018\x01B\x02\b\x01b\x1cBring a terminal tab forward\x12\xab\x01\n" +
+	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"@\xc2\xf3\x18<\n" +
+	"\x0fupdate_terminal \x018\x01B\x02\b\x01b!Rename or recolour a terminal tab\x12\xa9\x01\n" +
+	"\rCloseTerminal\x12).phantom.terminal.v1.CloseTerminalRequest\x1a*.phantom.terminal.v1.CloseTerminalResponse\"A\xc2\xf3\x18=\n" +
+	"\x0eclose_terminal\x18\x018\x03B\x0f\b\x02\x12\vterminal_idX\x01b\x14Close a terminal tab\x12i\n" +
 	"\x0eResizeTerminal\x12*.phantom.terminal.v1.ResizeTerminalRequest\x1a+.phantom.terminal.v1.ResizeTerminalResponse\x12k\n" +
 	"\x0eWatchTerminals\x12*.phantom.terminal.v1.WatchTerminalsRequest\x1a+.phantom.terminal.v1.WatchTerminalsResponse0\x01\x12U\n" +
 	"\x06Attach\x12\".phantom.terminal.v1.AttachRequest\x1a#.phantom.terminal.v1.AttachResponse(\x010\x01\x12f\n" +
 	"\rSetAgentState\x12).phantom.terminal.v1.SetAgentStateRequest\x1a*.phantom.terminal.v1.SetAgentStateResponse\x12f\n" +
 	"\rLocateProcess\x12).phantom.terminal.v1.LocateProcessRequest\x1a*.phantom.terminal.v1.LocateProcessResponse\x12l\n" +
-	"\x0fDescribeSandbox\x12+.phantom.terminal.v1.DescribeSandboxRequest\x1a,.phantom.terminal.v1.DescribeSandboxResponse\x12z\n" +
+	"\x0fDescribeSandbox\x12+.phantom.terminal.v1.DescribeSandboxRequest\x1a,.phantom.terminal.v1.DescribeSandboxResponse\x12\x8b\x01\n" +
 	"\n" +
-	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\"\x1b\xc2\xf3\x18\x17\n" +
-	"\vlist_groups\x10\x01 \x018\x01B\x02\b\x01\x12z\n" +
-	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\"\x18\xc2\xf3\x18\x14\n" +
-	"\fcreate_group8\x01B\x02\b\x01\x12|\n" +
-	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\"\x1a\xc2\xf3\x18\x16\n" +
-	"\fupdate_group \x018\x01B\x02\b\x01\x12}\n" +
-	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\"\x1b\xc2\xf3\x18\x17\n" +
-	"\rmove_to_group \x018\x01B\x02\b\x01\x12\x8f\x01\n" +
-	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"!\xc2\xf3\x18\x1d\n" +
-	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01\x12`\n" +
+	"ListGroups\x12&.phantom.terminal.v1.ListGroupsRequest\x1a'.phantom.terminal.v1.ListGroupsResponse\",\xc2\xf3\x18(\n" +
+	"\vlist_groups\x10\x01 \x018\x01B\x02\b\x01b\x0fList tab groups\x12\x8e\x01\n" +
+	"\vCreateGroup\x12'.phantom.terminal.v1.CreateGroupRequest\x1a(.phantom.terminal.v1.CreateGroupResponse\",\xc2\xf3\x18(\n" +
+	"\fcreate_group8\x01B\x02\b\x01b\x12Create a tab group\x12\x9c\x01\n" +
+	"\vUpdateGroup\x12'.phantom.terminal.v1.UpdateGroupRequest\x1a(.phantom.terminal.v1.UpdateGroupResponse\":\xc2\xf3\x186\n" +
+	"\fupdate_group \x018\x01B\x02\b\x01b\x1eRename or recolour a tab group\x12\x9d\x01\n" +
+	"\vMoveToGroup\x12'.phantom.terminal.v1.MoveToGroupRequest\x1a(.phantom.terminal.v1.MoveToGroupResponse\";\xc2\xf3\x187\n" +
+	"\rmove_to_group \x018\x01B\x02\b\x01b\x1eMove a terminal tab to a group\x12\xa3\x01\n" +
+	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"5\xc2\xf3\x181\n" +
+	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01b\x12List theme colours\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
-	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12\x8e\x01\n" +
-	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"5\xc2\xf3\x181\n" +
-	"\tsend_keys\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\x04keysJ\aliteralX\x01\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
+	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12\xa7\x01\n" +
+	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"N\xc2\xf3\x18J\n" +
+	"\tsend_keys\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\x04keysJ\aliteralX\x01b\x17Send keys to a terminal\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
 var (
 	file_phantom_terminal_v1_terminal_proto_rawDescOnce sync.Once
