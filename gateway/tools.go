@@ -28,6 +28,9 @@ type tool struct {
 	opt *mcpv1.Tool
 	// hidden are the request fields agents may not set.
 	hidden map[protoreflect.Name]bool
+	// wait is what a call may wait for; nil for a tool that answers at
+	// once.
+	wait *toolreg.Wait
 	// listing is the tool as tools/list shows it.
 	listing *mcp.Tool
 	// wire, for an answer with top-level lists, writes its JSON from the
@@ -91,6 +94,7 @@ func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
 	if rt.Option.GetNeedsTab() {
 		desc += "\n\nThe caller must run inside a Phantom tab."
 	}
+	desc += waitSentence(rt.Wait)
 	return &tool{
 		name:   rt.Name,
 		daemon: rt.Daemon,
@@ -99,6 +103,7 @@ func newTool(rt *toolreg.Tool, docs comments) (*tool, error) {
 		output: rt.Response,
 		opt:    rt.Option,
 		hidden: rt.Hidden,
+		wait:   rt.Wait,
 		wire:   newWirePlan(rt.Response),
 		listing: &mcp.Tool{
 			Name:         rt.Name,

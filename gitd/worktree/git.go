@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
-// gitTimeout bounds one git command when the caller's context has no
-// earlier deadline.
+// gitTimeout bounds one git command (the caller's context may end it
+// sooner): a hook, filter or fsmonitor that hangs, or a lock held, must
+// not hold a tool call until the agent gives up.
 const gitTimeout = time.Minute
 
 // git runs the real git binary: never through a shell, never prompting
@@ -105,11 +107,9 @@ func (e *gitError) Unwrap() error { return e.err }
 
 // run runs git with args in dir and returns its standard output.
 func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, gitTimeout)
-		defer cancel()
-	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
 	conf := confinementOf(ctx)
 	argv := conf.argv(g.bin, args)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -120,6 +120,10 @@ func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := g.reaper.Run(cmd); err != nil {
+		if ctx.Err() != nil && parent.Err() == nil {
+			return nil, fmt.Errorf("git %s (in %s) did not finish within %v and was stopped (a hook, filter or fsmonitor it runs may hang, or a lock be held): %w",
+				strings.Join(args, " "), dir, gitTimeout, errdefs.ErrFailedPrecondition)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git %s (in %s): %w", strings.Join(args, " "), dir, ctx.Err())
 		}

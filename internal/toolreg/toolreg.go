@@ -50,6 +50,9 @@ type Tool struct {
 	// Also are the capabilities a call needs besides Capability when a
 	// request field is set (the option's `also`).
 	Also []Also
+	// Wait is what a call may wait for (the option's waits_for); nil for
+	// a tool that answers at once.
+	Wait *Wait
 }
 
 // Also is a further capability a call needs when Field is set (not its

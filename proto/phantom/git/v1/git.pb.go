@@ -1316,21 +1316,21 @@ const file_phantom_git_v1_git_proto_rawDesc = "" +
 	"\x06report\x18\x01 \x01(\v2\x1a.phantom.git.v1.TidyReportR\x06report\x124\n" +
 	"\aresults\x18\x02 \x03(\v2\x1a.phantom.git.v1.TidyResultR\aresults\x12'\n" +
 	"\x0fworktree_folder\x18\x03 \x01(\tR\x0eworktreeFolder\x12\x14\n" +
-	"\x05notes\x18\x04 \x03(\tR\x05notes2\xa1\x05\n" +
+	"\x05notes\x18\x04 \x03(\tR\x05notes2\xc8\x06\n" +
 	"\n" +
-	"GitService\x12\x9a\x01\n" +
-	"\rListWorktrees\x12$.phantom.git.v1.ListWorktreesRequest\x1a%.phantom.git.v1.ListWorktreesResponse\"<\xc2\xf3\x188\n" +
+	"GitService\x12\xcb\x01\n" +
+	"\rListWorktrees\x12$.phantom.git.v1.ListWorktreesRequest\x1a%.phantom.git.v1.ListWorktreesResponse\"m\xc2\xf3\x18i\n" +
 	"\x0elist_worktrees\x10\x01 \x012\x10caller_directory8\x05B\x0e\b\x03\x12\n" +
-	"repository\x12\xab\x01\n" +
-	"\vAddWorktree\x12\".phantom.git.v1.AddWorktreeRequest\x1a#.phantom.git.v1.AddWorktreeResponse\"S\xc2\xf3\x18O\n" +
+	"repositoryj+git to list the worktrees and their changesr\x02\x10x\x12\xe2\x01\n" +
+	"\vAddWorktree\x12\".phantom.git.v1.AddWorktreeRequest\x1a#.phantom.git.v1.AddWorktreeResponse\"\x89\x01\xc2\xf3\x18\x84\x01\n" +
 	"\fadd_worktree2\x10caller_directory2\rcaller_tab_id8\x05B\x0e\b\x03\x12\n" +
-	"repositoryJ\x04pathJ\x06branch\x12\xa2\x01\n" +
-	"\x0eRemoveWorktree\x12%.phantom.git.v1.RemoveWorktreeRequest\x1a&.phantom.git.v1.RemoveWorktreeResponse\"A\xc2\xf3\x18=\n" +
+	"repositoryJ\x04pathJ\x06branchj/git to add the worktree and check out its filesr\x02\x10x\x12\xc2\x01\n" +
+	"\x0eRemoveWorktree\x12%.phantom.git.v1.RemoveWorktreeRequest\x1a&.phantom.git.v1.RemoveWorktreeResponse\"a\xc2\xf3\x18]\n" +
 	"\x0fremove_worktree\x18\x012\x10caller_directory8\x05B\x0e\b\x03\x12\n" +
-	"repositoryJ\x04path\x12\x98\x01\n" +
-	"\rTidyWorktrees\x12$.phantom.git.v1.TidyWorktreesRequest\x1a%.phantom.git.v1.TidyWorktreesResponse\":\xc2\xf3\x186\n" +
+	"repositoryJ\x04pathj\x1agit to remove the worktreer\x02\x10x\x12\xb7\x01\n" +
+	"\rTidyWorktrees\x12$.phantom.git.v1.TidyWorktreesRequest\x1a%.phantom.git.v1.TidyWorktreesResponse\"Y\xc2\xf3\x18U\n" +
 	"\x0etidy_worktrees\x18\x012\x10caller_directory8\x05B\x0e\b\x03\x12\n" +
-	"repository\x1a\b\xc2\xf3\x18\x04gitdB;Z9github.com/phantom-dev/phantom/proto/phantom/git/v1;gitv1b\x06proto3"
+	"repositoryj\x19git to tidy the worktreesr\x02\x10x\x1a\b\xc2\xf3\x18\x04gitdB;Z9github.com/phantom-dev/phantom/proto/phantom/git/v1;gitv1b\x06proto3"
 
 var (
 	file_phantom_git_v1_git_proto_rawDescOnce sync.Once

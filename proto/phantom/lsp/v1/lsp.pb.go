@@ -1232,16 +1232,17 @@ const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
 	"\x15SERVER_STATE_INDEXING\x10\x02\x12\x16\n" +
 	"\x12SERVER_STATE_READY\x10\x03\x12\x18\n" +
 	"\x14SERVER_STATE_CRASHED\x10\x04\x12\x18\n" +
-	"\x14SERVER_STATE_STOPPED\x10\x052\xfc\x05\n" +
-	"\x15LanguageServerService\x12\x96\x01\n" +
-	"\x0fListDiagnostics\x12&.phantom.lsp.v1.ListDiagnosticsRequest\x1a'.phantom.lsp.v1.ListDiagnosticsResponse\"2\xc2\xf3\x18.\n" +
-	"\x10list_diagnostics\x10\x01 \x012\x10caller_directory8\x01B\x02\b\x01\x12\x95\x01\n" +
+	"\x14SERVER_STATE_STOPPED\x10\x052\xa7\a\n" +
+	"\x15LanguageServerService\x12\xd3\x01\n" +
+	"\x0fListDiagnostics\x12&.phantom.lsp.v1.ListDiagnosticsRequest\x1a'.phantom.lsp.v1.ListDiagnosticsResponse\"o\xc2\xf3\x18k\n" +
+	"\x10list_diagnostics\x10\x01 \x012\x10caller_directory8\x01B\x02\b\x01j0the language servers to settle their diagnosticsr\t\n" +
+	"\await_ms\x12\x95\x01\n" +
 	"\x13ListLanguageServers\x12*.phantom.lsp.v1.ListLanguageServersRequest\x1a+.phantom.lsp.v1.ListLanguageServersResponse\"%\xc2\xf3\x18!\n" +
-	"\x15list_language_servers\x10\x01 \x018\x01B\x02\b\x01\x12\x99\x01\n" +
-	"\x15RestartLanguageServer\x12,.phantom.lsp.v1.RestartLanguageServerRequest\x1a-.phantom.lsp.v1.RestartLanguageServerResponse\"#\xc2\xf3\x18\x1f\n" +
-	"\x17restart_language_server8\x01B\x02\b\x01\x12\x8b\x02\n" +
-	"\x17ConfigureLanguageServer\x12..phantom.lsp.v1.ConfigureLanguageServerRequest\x1a/.phantom.lsp.v1.ConfigureLanguageServerResponse\"\x8e\x01\xc2\xf3\x18\x89\x01\n" +
-	"\x19configure_language_server2\x10caller_directory8\x04B\r\b\x03\x12\tworkspaceJ\tserver_idJ\blanguageJ\acommandJ\x04argsJ\x03envJ\x16initialization_optionsJ\bsettings\x1a\b\xc2\xf3\x18\x04lspdB;Z9github.com/phantom-dev/phantom/proto/phantom/lsp/v1;lspv1b\x06proto3"
+	"\x15list_language_servers\x10\x01 \x018\x01B\x02\b\x01\x12\xc9\x01\n" +
+	"\x15RestartLanguageServer\x12,.phantom.lsp.v1.RestartLanguageServerRequest\x1a-.phantom.lsp.v1.RestartLanguageServerResponse\"S\xc2\xf3\x18O\n" +
+	"\x17restart_language_server8\x01B\x02\b\x01j*language server {server_id} to start againr\x02\x10F\x12\xc9\x02\n" +
+	"\x17ConfigureLanguageServer\x12..phantom.lsp.v1.ConfigureLanguageServerRequest\x1a/.phantom.lsp.v1.ConfigureLanguageServerResponse\"\xcc\x01\xc2\xf3\x18\xc7\x01\n" +
+	"\x19configure_language_server2\x10caller_directory8\x04B\r\b\x03\x12\tworkspaceJ\tserver_idJ\blanguageJ\acommandJ\x04argsJ\x03envJ\x16initialization_optionsJ\bsettingsj7the language server to start with the new configurationr\x03\x10\x96\x01\x1a\b\xc2\xf3\x18\x04lspdB;Z9github.com/phantom-dev/phantom/proto/phantom/lsp/v1;lspv1b\x06proto3"
 
 var (
 	file_phantom_lsp_v1_lsp_proto_rawDescOnce sync.Once
