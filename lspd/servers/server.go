@@ -187,11 +187,11 @@ func (s *Server) start() (inst *instance, err error) {
 	s.mu.Unlock()
 	s.reg.notify()
 	defer func() {
-		s.mu.Lock()
-		s.finished, s.startErr = attempt, err
-		if err != nil {
-			s.lastErr = err.Error()
+		if err == nil {
+			return // finished when it was up, below
 		}
+		s.mu.Lock()
+		s.finished, s.startErr, s.lastErr = attempt, err, err.Error()
 		s.mu.Unlock()
 		s.reg.notify()
 	}()
@@ -216,6 +216,7 @@ func (s *Server) start() (inst *instance, err error) {
 	if len(s.progress) > 0 {
 		s.state = Indexing
 	}
+	s.finished, s.startErr = attempt, nil
 	paths := make([]string, 0, len(s.docs))
 	for p, d := range s.docs {
 		d.open = false
