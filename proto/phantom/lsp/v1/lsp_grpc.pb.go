@@ -50,7 +50,10 @@ type LanguageServerServiceClient interface {
 	// now; with `wait_ms`, waits up to that long for every file to be
 	// settled. Each file says the disk version its diagnostics reflect and
 	// whether they are settled; a file not settled when the wait ended may
-	// still change.
+	// still change. A server that cannot start (its command is missing, it
+	// exits at once or during initialize) fails the call at once with its
+	// own error; for a directory, its files are left unsettled and a note
+	// says why.
 	ListDiagnostics(ctx context.Context, in *ListDiagnosticsRequest, opts ...grpc.CallOption) (*ListDiagnosticsResponse, error)
 	// Lists the language servers Phantom runs or ran: id, language,
 	// workspace root, command, process id, state (starting, indexing, ready,
@@ -59,7 +62,9 @@ type LanguageServerServiceClient interface {
 	ListLanguageServers(ctx context.Context, in *ListLanguageServersRequest, opts ...grpc.CallOption) (*ListLanguageServersResponse, error)
 	// Restarts one language server (stops it and starts it again with its
 	// current configuration, reopening the files it had open), e.g. after it
-	// went astray. Its diagnostics are recomputed.
+	// went astray. Its diagnostics are recomputed. It answers once the new
+	// process is initialized; one that cannot start fails the call at once
+	// with the server's own error (its exit status and last output).
 	RestartLanguageServer(ctx context.Context, in *RestartLanguageServerRequest, opts ...grpc.CallOption) (*RestartLanguageServerResponse, error)
 	// Changes how a language server starts: command, args, env,
 	// initialization options and settings (JSON objects as strings). The new
@@ -152,7 +157,10 @@ type LanguageServerServiceServer interface {
 	// now; with `wait_ms`, waits up to that long for every file to be
 	// settled. Each file says the disk version its diagnostics reflect and
 	// whether they are settled; a file not settled when the wait ended may
-	// still change.
+	// still change. A server that cannot start (its command is missing, it
+	// exits at once or during initialize) fails the call at once with its
+	// own error; for a directory, its files are left unsettled and a note
+	// says why.
 	ListDiagnostics(context.Context, *ListDiagnosticsRequest) (*ListDiagnosticsResponse, error)
 	// Lists the language servers Phantom runs or ran: id, language,
 	// workspace root, command, process id, state (starting, indexing, ready,
@@ -161,7 +169,9 @@ type LanguageServerServiceServer interface {
 	ListLanguageServers(context.Context, *ListLanguageServersRequest) (*ListLanguageServersResponse, error)
 	// Restarts one language server (stops it and starts it again with its
 	// current configuration, reopening the files it had open), e.g. after it
-	// went astray. Its diagnostics are recomputed.
+	// went astray. Its diagnostics are recomputed. It answers once the new
+	// process is initialized; one that cannot start fails the call at once
+	// with the server's own error (its exit status and last output).
 	RestartLanguageServer(context.Context, *RestartLanguageServerRequest) (*RestartLanguageServerResponse, error)
 	// Changes how a language server starts: command, args, env,
 	// initialization options and settings (JSON objects as strings). The new
