@@ -102,9 +102,9 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	}
 	if v := os.Getenv(ProgressEveryEnv); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
+		if err != nil || d < 10*time.Millisecond {
 			mcpLis.Close()
-			return fmt.Errorf("%s=%q: want a positive duration such as 5s", ProgressEveryEnv, v)
+			return fmt.Errorf("%s=%q: want a duration of at least 10ms, such as 5s", ProgressEveryEnv, v)
 		}
 		s.progressEvery = d
 	}

@@ -26,25 +26,18 @@ const progressEveryForTests = "300ms"
 // empty) as the human's settings, and returns its first tab once idle.
 func waitsUp(t *testing.T, config string) (*testenv.Env, string) {
 	t.Helper()
-	env := testenv.New(t)
-	env.Vars = append(env.Vars, "SHELL=/usr/bin/bash", gateway.ProgressEveryEnv+"="+progressEveryForTests)
-	if config != "" {
+	return shellUpWith(t, "/usr/bin/bash", func(env *testenv.Env) {
+		env.Vars = append(env.Vars, gateway.ProgressEveryEnv+"="+progressEveryForTests)
+		if config == "" {
+			return
+		}
 		if err := os.MkdirAll(env.Layout.Config, 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(env.Layout.Config, "config.json"), []byte(config), 0o600); err != nil {
 			t.Fatal(err)
 		}
-	}
-	t.Cleanup(func() {
-		if r := phantom(t, env, "down"); r.code != 0 {
-			t.Errorf("cleanup: phantom down:\n%v", r)
-		}
 	})
-	mustPhantom(t, env, "up")
-	tab := tabs(t, env)[0]["id"].(string)
-	runTabIdle(t, env, tab)
-	return env, tab
 }
 
 // progressNote is one notifications/progress the test agent received.

@@ -93,14 +93,7 @@ func TestLoadWait(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("loaded; want an error saying %q", tt.err)
-			}
-			for _, want := range strings.Split(tt.err, "|") {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
-				}
-			}
+			wantLoadError(t, err, tt.err)
 		})
 	}
 }
