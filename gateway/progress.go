@@ -29,7 +29,11 @@ type progress struct {
 
 // progressFor is the progress reporter of a tools/call.
 func progressFor(req *mcp.CallToolRequest, every time.Duration) progress {
-	return progress{session: req.Session, token: req.Params.GetProgressToken(), every: every, sent: new(atomic.Int64)}
+	p := progress{session: req.Session, token: req.Params.GetProgressToken(), every: every}
+	if p.token != nil {
+		p.sent = new(atomic.Int64)
+	}
+	return p
 }
 
 // whileWaiting sends notifications/progress while the call waits for the

@@ -16,8 +16,8 @@ import (
 // and how long it waits at most. A call that answers within p.every
 // sends none.
 func (p progress) whileDaemonWaits(ctx context.Context, t *tool, msg protoreflect.ProtoMessage) (stop func()) {
-	if t.wait == nil {
-		return func() {}
+	if t.wait == nil || p.token == nil || p.session == nil {
+		return func() {} // nothing to tell: no cost on the call's path
 	}
 	what, bound := t.wait.Describe(msg.ProtoReflect())
 	return p.while(ctx, p.every, func(waited time.Duration) string { return daemonWaitMessage(t.name, what, waited, bound) })
