@@ -74,3 +74,38 @@ func TestCannotStart(t *testing.T) {
 		})
 	}
 }
+
+// TestCannotStartDirectory: in a directory query, the files of a server
+// that cannot start are left unsettled with a note saying why, and the
+// other servers' files are answered as ever, without waiting for it.
+func TestCannotStartDirectory(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"fake.root": "", "a.fake": "error: x\npublish\n", "b.bad": "x\n"})
+	r := newRegistry(t, Options{StartTimeout: 40 * time.Second, Configs: map[string]Config{
+		"fake": {Command: []string{exe}, Env: map[string]string{fakeEnv: "1", "FAKE_LSP_DIR": dir}, Extensions: []string{"fake"}, RootMarkers: [][]string{{"fake.root"}}},
+		"bad":  {Command: []string{"/nonexistent/phantom-lsp"}, Extensions: []string{"bad"}},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := r.Diagnostics(ctx, Query{Path: dir, Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := map[string]bool{}
+	for _, f := range rep.Files {
+		settled[filepath.Base(f.Path)] = f.Settled
+	}
+	if !settled["a.fake"] || settled["b.bad"] || rep.Settled || len(rep.Files) != 2 {
+		t.Errorf("files %+v, settled %v; want a.fake settled, b.bad not", rep.Files, rep.Settled)
+	}
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "cannot start") || !strings.Contains(notes, "/nonexistent/phantom-lsp") {
+		t.Errorf("notes %q do not say the bad server cannot start", notes)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the query ran out of time: %v", ctx.Err())
+	}
+}
