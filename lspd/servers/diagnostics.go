@@ -111,6 +111,9 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 	deadline := start.Add(q.Wait)
 	for {
 		changes := r.changes()
+		// Before the servers' start errors are read: a first start that
+		// ended after this is seen in the next round.
+		pending := firstStartPending(servers)
 		rep.Files = rep.Files[:0]
 		rep.Settled = true
 		// A server whose latest start failed will not settle: its files
@@ -147,7 +150,7 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 		}
 		now := time.Now()
 		until := deadline
-		if firstStartPending(servers) {
+		if pending {
 			until = later(deadline, start.Add(FirstStartWait))
 		}
 		if !waiting || !now.Before(until) {
