@@ -50,8 +50,8 @@ func waitSentence(w *toolreg.Wait) string {
 	case w.Default > 0:
 		bound = fmt.Sprintf(" (at most %s)", seconds(w.Default))
 	}
-	return fmt.Sprintf("\n\nThe call may wait%s; while it waits it sends notifications/progress every %s, saying what it waits for, when the request has a progressToken.",
-		bound, seconds(progressEvery))
+	return fmt.Sprintf("\n\nIt may wait for %s%s, sending notifications/progress every %s if the request has a progressToken.",
+		w.Generic(), bound, seconds(progressEvery))
 }
 
 // seconds words d in whole seconds, "120 s".

@@ -91,9 +91,9 @@ func TestWaitWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tool, want := range map[string]string{
-		"run_command":             "may wait (at most `wait_seconds`)",
-		"read_output":             "may wait (at most `wait_seconds`, 30 s unless set)",
-		"restart_language_server": "may wait (at most 70 s)",
+		"run_command":             "It may wait for `<command>` to finish in tab <terminal_id> (at most `wait_seconds`),",
+		"read_output":             "(at most `wait_seconds`, 30 s unless set),",
+		"restart_language_server": "It may wait for language server <server_id> to start again (at most 70 s),",
 		"list_terminals":          "",
 	} {
 		tl, _ := reg.ByName(tool)

@@ -96,6 +96,13 @@ func hasMaximum(f protoreflect.FieldDescriptor) bool {
 	return false
 }
 
+// Generic is what any call waits for, each placeholder shown as the
+// field's name in angle brackets: "`<command>` to finish in tab
+// <terminal_id>".
+func (w *Wait) Generic() string {
+	return placeholder.ReplaceAllString(w.For, "<$1>")
+}
+
 // Describe is what the call req waits for, its placeholders filled in
 // with req's fields (a string field longer than 80 characters cut), and
 // its bound: the bound field's value when set, else Default.

@@ -4364,15 +4364,15 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xc0\x16\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xff\x15\n" +
 	"\x0fTerminalService\x12\x93\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"+\xc2\xf3\x18'\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01\x12\xb5\x01\n" +
 	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"J\xc2\xf3\x18F\n" +
-	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01\x12\xfd\x01\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01\x12\xbc\x01\n" +
 	"\n" +
-	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"\x9d\x01\xc2\xf3\x18\x98\x01\n" +
-	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_idj``{wait_for}` in tab {terminal_id} (a line matching it, or for idle the shell back at its prompt)r\x10\n" +
+	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"]\xc2\xf3\x18Y\n" +
+	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_idj!`{wait_for}` in tab {terminal_id}r\x10\n" +
 	"\fwait_seconds\x10\x1e\x12\xdc\x01\n" +
 	"\n" +
 	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"}\xc2\xf3\x18y\n" +
