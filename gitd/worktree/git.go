@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/phantom-dev/phantom/internal/errdefs"
@@ -17,7 +18,7 @@ import (
 // gitTimeout bounds one git command (the caller's context may end it
 // sooner): a hook, filter or fsmonitor that hangs, or a lock held, must
 // not hold a tool call until the agent gives up.
-const gitTimeout = time.Minute
+var gitTimeout = time.Minute
 
 // git runs the real git binary: never through a shell, never prompting
 // for credentials, with C-locale messages, and with the variables that
@@ -116,6 +117,10 @@ func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 	cmd.Dir = dir
 	cmd.Env = g.env
 	cmd.WaitDelay = 5 * time.Second
+	// Stopping git stops what it runs (a hook, a filter) too: they are in
+	// its process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
