@@ -173,6 +173,10 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("language server %s is %s: %s", info.ID, info.State, info.LastError))
 		}
 	}
+	if !rep.Settled && q.Wait > 0 && !time.Now().Before(deadline) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the wait timed out: not every file settled within wait_ms (%d ms); the diagnostics of files with settled false may still change: call again to wait more",
+			q.Wait.Milliseconds()))
+	}
 	sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Path < rep.Files[j].Path })
 	rep.Waited = time.Since(start)
 	return rep, nil
