@@ -14,7 +14,7 @@ import (
 // cannot drift from the rules authz applies.
 func toolDescription(rt *toolreg.Tool, docs comments) string {
 	paras := []string{docs[rt.Descriptor.FullName()]}
-	for _, say := range []func(*toolreg.Tool) string{callerSentence, permissionSentence} {
+	for _, say := range []func(*toolreg.Tool) string{callerSentence, permissionSentence, waitSentence} {
 		if s := say(rt); s != "" {
 			paras = append(paras, s)
 		}
@@ -50,7 +50,11 @@ func permissionSentence(rt *toolreg.Tool) string {
 	}
 	switch rt.Reach.Kind {
 	case mcpv1.ReachKind_REACH_KIND_TAB:
-		b.WriteString(" for the tab in " + string(rt.Reach.Field.Name()) + ", the caller's own too.")
+		b.WriteString(" for the tab in " + string(rt.Reach.Field.Name()) + ", the caller's own too")
+		if rt.FreeForOpenedTabs {
+			b.WriteString("; none for a tab the caller opened")
+		}
+		b.WriteString(".")
 	case mcpv1.ReachKind_REACH_KIND_DIRECTORY:
 		b.WriteString(" for the project of " + string(rt.Reach.Field.Name()) + " (default: the caller tab's, which needs it too).")
 	default:

@@ -76,6 +76,19 @@ type fakeTerminald struct {
 	terminalv1.UnimplementedTerminalServiceServer
 	mu     sync.Mutex
 	states []terminalv1.AgentState
+	// running is told of each RunCommand, which then waits, as a command
+	// run with wait_seconds does, until finish (or its call ends).
+	running, finish chan struct{}
+}
+
+func (f *fakeTerminald) RunCommand(ctx context.Context, req *terminalv1.RunCommandRequest) (*terminalv1.RunCommandResponse, error) {
+	f.running <- struct{}{}
+	select {
+	case <-f.finish:
+		return &terminalv1.RunCommandResponse{Result: &terminalv1.CommandResult{Command: req.GetCommand()}}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (f *fakeTerminald) ListTerminals(context.Context, *terminalv1.ListTerminalsRequest) (*terminalv1.ListTerminalsResponse, error) {
@@ -123,7 +136,8 @@ func startFakeGateway(t testing.TB, progressEvery time.Duration) *fakeGateway {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	dir := t.TempDir()
-	g := &fakeGateway{sock: filepath.Join(dir, "mcp.sock"), authz: newFakeAuthz(), terminald: &fakeTerminald{}}
+	g := &fakeGateway{sock: filepath.Join(dir, "mcp.sock"), authz: newFakeAuthz(),
+		terminald: &fakeTerminald{running: make(chan struct{}, 16), finish: make(chan struct{}, 16)}}
 	var daemons []*grpc.Server
 	for name, register := range map[string]func(*grpc.Server){
 		"authz":     func(s *grpc.Server) { authzv1.RegisterAuthzServiceServer(s, g.authz) },

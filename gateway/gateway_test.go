@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -212,7 +213,7 @@ func TestTools(t *testing.T) {
 	out := schemaOf("list_terminals", tt.byName["list_terminals"].listing.OutputSchema)
 	term := out["properties"].(map[string]any)["terminals"].(map[string]any)["items"].(map[string]any)
 	tprops := term["properties"].(map[string]any)
-	if tprops["agent_state"].(map[string]any)["type"] != "string" || tprops["foreground_process"].(map[string]any)["anyOf"] == nil {
+	if tprops["agent_state"].(map[string]any)["type"] != "string" || !slices.Equal(tprops["foreground_process"].(map[string]any)["type"].([]any), []any{"object", "null"}) {
 		t.Errorf("list_terminals output schema: terminal = %v", term)
 	}
 

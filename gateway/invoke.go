@@ -77,6 +77,8 @@ func (c *conn) run(ctx context.Context, t *tool, msg protoreflect.ProtoMessage, 
 	agent.ForAgent = true
 	ctx = guard.ForAgentCaller(ctx, agent)
 	var j, text []byte
+	stop := p.whileDaemonWaits(ctx, t, msg)
+	defer stop() // before the result is written: no progress follows it
 	if t.wire != nil {
 		// An answer with lists is encoded from its wire form, each list
 		// element's JSON cached (cost_wire.go).
@@ -170,7 +172,7 @@ func callError(t *tool, b *backend, err error) *mcp.CallToolResult {
 	case codes.Canceled:
 		return toolError("%s: the call was cancelled", t.name)
 	case codes.DeadlineExceeded:
-		return toolError("%s: %s did not answer in time", t.name, t.daemon)
+		return toolError("%s: %s did not finish in time: %s", t.name, t.daemon, st.Message())
 	}
 	return toolError("%s failed in %s: %s (%s)", t.name, t.daemon, st.Message(), st.Code())
 }

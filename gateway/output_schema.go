@@ -102,21 +102,26 @@ func (b *outputBuilder) field(f protoreflect.FieldDescriptor, depth int) schema 
 	case f.IsList():
 		return schema{"type": "array", "items": b.value(f, depth)}
 	case f.Message() != nil && f.ContainingOneof() == nil:
-		if _, wkt := wellKnownSchema(f.Message()); wkt {
-			return schema{"anyOf": []schema{b.value(f, depth), {"type": "null"}}}
-		}
-		v := b.value(f, depth)
-		// A pointer to the message's home is read as the field's words
-		// outside anyOf.
-		d, _ := v["description"].(string)
-		delete(v, "description")
-		s := schema{"anyOf": []schema{v, {"type": "null"}}}
-		if d != "" {
-			s["description"] = d
-		}
-		return s
+		return nullable(b.value(f, depth))
 	}
 	return b.value(f, depth)
+}
+
+// nullable lets v be null as well: by its type, or, for a schema with no
+// single type (a $ref, a well-known type's anyOf), with anyOf; a pointer
+// to the message's home (its description) stays outside anyOf.
+func nullable(v schema) schema {
+	if t, ok := v["type"].(string); ok {
+		v["type"] = []string{t, "null"}
+		return v
+	}
+	d, _ := v["description"].(string)
+	delete(v, "description")
+	s := schema{"anyOf": []schema{v, {"type": "null"}}}
+	if d != "" {
+		s["description"] = d
+	}
+	return s
 }
 
 // value is the schema of a single value of f's kind.

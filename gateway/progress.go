@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,11 +21,19 @@ type progress struct {
 	session *mcp.ServerSession
 	token   any
 	every   time.Duration
+	// sent counts the notifications sent for the call, by all its waits
+	// (the permission sheet's, the daemon's), so that progress values
+	// keep increasing.
+	sent *atomic.Int64
 }
 
 // progressFor is the progress reporter of a tools/call.
 func progressFor(req *mcp.CallToolRequest, every time.Duration) progress {
-	return progress{session: req.Session, token: req.Params.GetProgressToken(), every: every}
+	p := progress{session: req.Session, token: req.Params.GetProgressToken(), every: every}
+	if p.token != nil {
+		p.sent = new(atomic.Int64)
+	}
+	return p
 }
 
 // whileWaiting sends notifications/progress while the call waits for the
@@ -33,16 +42,23 @@ func progressFor(req *mcp.CallToolRequest, every time.Duration) progress {
 // which returns after the last one was sent, so that none follows the
 // result.
 func (p progress) whileWaiting(ctx context.Context, tool string) (stop func()) {
+	return p.while(ctx, waitingAfter, func(waited time.Duration) string { return waitingMessage(tool, waited) })
+}
+
+// while sends notifications/progress, the first after first and then
+// every p.every, each with the message say(time waited), until stop,
+// which returns after the last one was sent.
+func (p progress) while(ctx context.Context, first time.Duration, say func(waited time.Duration) string) (stop func()) {
 	if p.token == nil || p.session == nil {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTimer(waitingAfter)
+		t := time.NewTimer(first)
 		defer t.Stop()
 		start := time.Now()
-		for n := 1; ; n++ {
+		for {
 			select {
 			case <-ctx.Done():
 				return
@@ -50,8 +66,8 @@ func (p progress) whileWaiting(ctx context.Context, tool string) (stop func()) {
 			}
 			p.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: p.token,
-				Progress:      float64(n),
-				Message:       waitingMessage(tool, time.Since(start)),
+				Progress:      float64(p.sent.Add(1)),
+				Message:       say(time.Since(start)),
 			})
 			t.Reset(p.every)
 		}

@@ -12,10 +12,12 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -65,6 +67,10 @@ func tune() (undo func()) {
 // never finds a daemon "not running".
 func BackendHealthService(daemon string) string { return "phantom.gateway.backend." + daemon }
 
+// ProgressEveryEnv overrides how often a waiting call sends
+// notifications/progress (a Go duration, e.g. "5s"; tests shorten it).
+const ProgressEveryEnv = "PHANTOM_GATEWAY_PROGRESS_EVERY"
+
 // Run serves the MCP socket of layout, and the gateway's own gRPC health
 // service on addr, until ctx is done.
 func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Logger) error {
@@ -93,6 +99,14 @@ func Run(ctx context.Context, addr string, layout paths.Layout, logger *slog.Log
 	if err != nil {
 		mcpLis.Close()
 		return err
+	}
+	if v := os.Getenv(ProgressEveryEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 10*time.Millisecond {
+			mcpLis.Close()
+			return fmt.Errorf("%s=%q: want a duration of at least 10ms, such as 5s", ProgressEveryEnv, v)
+		}
+		s.progressEvery = d
 	}
 	lis, err := daemon.Listen(addr)
 	if err != nil {

@@ -95,7 +95,16 @@ func valueSchema(f protoreflect.FieldDescriptor, docs comments, depth int) schem
 		}
 		return s
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return schema{"type": "integer", "minimum": 0}
+		s := schema{"type": "integer", "minimum": 0}
+		if r := rules.GetUint32(); r != nil && !f.IsList() {
+			if r.HasGte() {
+				s["minimum"] = r.GetGte()
+			}
+			if r.HasLte() {
+				s["maximum"] = r.GetLte()
+			}
+		}
+		return s
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
 		protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		// protojson reads 64-bit integers as numbers or decimal strings.

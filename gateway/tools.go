@@ -28,6 +28,9 @@ type tool struct {
 	opt *mcpv1.Tool
 	// hidden are the request fields agents may not set.
 	hidden map[protoreflect.Name]bool
+	// wait is what a call may wait for; nil for a tool that answers at
+	// once.
+	wait *toolreg.Wait
 	// listing is the tool as tools/list shows it.
 	listing *mcp.Tool
 	// reg is the tool as the registry has it.
@@ -99,6 +102,7 @@ func newTool(rt *toolreg.Tool, docs comments, homes outputHomes) (*tool, error) 
 		opt:    rt.Option,
 		hidden: rt.Hidden,
 		reg:    rt,
+		wait:   rt.Wait,
 		wire:   newWirePlan(rt.Response),
 		listing: &mcp.Tool{
 			Name:         rt.Name,

@@ -6,10 +6,15 @@ package gitd
 
 import (
 	"context"
+	"time"
 
 	"github.com/phantom-dev/phantom/gitd/worktree"
 	gitv1 "github.com/phantom-dev/phantom/proto/phantom/git/v1"
 )
+
+// CallTimeout bounds one call, all the git commands it runs included (each
+// is bounded by a minute too): the tools' options state it (wait_bound).
+const CallTimeout = 2 * time.Minute
 
 // Service implements gitv1.GitServiceServer.
 type Service struct {
@@ -33,6 +38,8 @@ func NewSandboxingService(m *worktree.Manager, describe tabSandbox, launcher str
 
 // ListWorktrees lists a repository's worktrees.
 func (s *Service) ListWorktrees(ctx context.Context, r *gitv1.ListWorktreesRequest) (*gitv1.ListWorktreesResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	ctx, err := s.confine(ctx)
 	if err != nil {
 		return nil, err
@@ -49,6 +56,8 @@ func (s *Service) ListWorktrees(ctx context.Context, r *gitv1.ListWorktreesReque
 
 // AddWorktree adds a worktree.
 func (s *Service) AddWorktree(ctx context.Context, r *gitv1.AddWorktreeRequest) (*gitv1.AddWorktreeResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	ctx, err := s.confine(ctx)
 	if err != nil {
 		return nil, err
@@ -68,6 +77,8 @@ func (s *Service) AddWorktree(ctx context.Context, r *gitv1.AddWorktreeRequest) 
 
 // RemoveWorktree removes a worktree.
 func (s *Service) RemoveWorktree(ctx context.Context, r *gitv1.RemoveWorktreeRequest) (*gitv1.RemoveWorktreeResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	ctx, err := s.confine(ctx)
 	if err != nil {
 		return nil, err
@@ -86,6 +97,8 @@ func (s *Service) RemoveWorktree(ctx context.Context, r *gitv1.RemoveWorktreeReq
 
 // TidyWorktrees reports what needs tidying and runs the actions asked for.
 func (s *Service) TidyWorktrees(ctx context.Context, r *gitv1.TidyWorktreesRequest) (*gitv1.TidyWorktreesResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	ctx, err := s.confine(ctx)
 	if err != nil {
 		return nil, err

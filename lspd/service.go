@@ -46,6 +46,11 @@ import (
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
 
+// ConfigureTimeout bounds configure_language_server: trying the new
+// configuration, restarting the servers it applies to and waiting for the
+// caller's (its tool option states it).
+const ConfigureTimeout = 150 * time.Second
+
 // Service implements lspv1.LanguageServerServiceServer.
 type Service struct {
 	lspv1.UnimplementedLanguageServerServiceServer
@@ -104,6 +109,8 @@ func (s *Service) ConfigureLanguageServer(ctx context.Context, r *lspv1.Configur
 	}
 	ch := fromConfigure(r)
 	ch.Conf, ch.ForAgent = conf, forAgent
+	ctx, cancel := context.WithTimeout(ctx, ConfigureTimeout)
+	defer cancel()
 	c, err := s.reg.Configure(ctx, ch)
 	if err != nil {
 		return nil, err

@@ -61,6 +61,9 @@ type agentLine struct {
 	Result json.RawMessage `json:"result"`
 	Error  string          `json:"error"`
 	Done   bool            `json:"done"`
+	// Progress are a call's notifications/progress, for a step with
+	// "progress" (waits_mcp_test.go).
+	Progress []progressNote `json:"progress"`
 }
 
 // toolResult is a tools/call result as the SDK client reports it.

@@ -74,7 +74,17 @@ func structured(t *testing.T, l agentLine, v any) {
 // environment and its first tab, once that tab is idle at its prompt.
 func shellUp(t *testing.T, shell string) (*testenv.Env, string) {
 	t.Helper()
+	return shellUpWith(t, shell, nil)
+}
+
+// shellUpWith is shellUp with setup (if not nil) run on the environment
+// before Phantom starts: more variables, a config.json.
+func shellUpWith(t *testing.T, shell string, setup func(*testenv.Env)) (*testenv.Env, string) {
+	t.Helper()
 	env := testenv.New(t)
+	if setup != nil {
+		setup(env)
+	}
 	// No zsh-newuser-install menu in a home without .zshrc.
 	if err := os.WriteFile(filepath.Join(env.Home, ".zshrc"), nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -8,14 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
-// gitTimeout bounds one git command when the caller's context has no
-// earlier deadline.
-const gitTimeout = time.Minute
+// gitTimeout bounds one git command (the caller's context may end it
+// sooner): a hook, filter or fsmonitor that hangs, or a lock held, must
+// not hold a tool call until the agent gives up.
+var gitTimeout = time.Minute
 
 // git runs the real git binary: never through a shell, never prompting
 // for credentials, with C-locale messages, and with the variables that
@@ -105,21 +108,27 @@ func (e *gitError) Unwrap() error { return e.err }
 
 // run runs git with args in dir and returns its standard output.
 func (g *git) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, gitTimeout)
-		defer cancel()
-	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
 	conf := confinementOf(ctx)
 	argv := conf.argv(g.bin, args)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = g.env
 	cmd.WaitDelay = 5 * time.Second
+	// Stopping git stops what it runs (a hook, a filter) too: they are in
+	// its process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := g.reaper.Run(cmd); err != nil {
+		if ctx.Err() != nil && parent.Err() == nil {
+			return nil, fmt.Errorf("git %s (in %s) did not finish within %v and was stopped (a hook, filter or fsmonitor it runs may hang, or a lock be held): %w",
+				strings.Join(args, " "), dir, gitTimeout, errdefs.ErrFailedPrecondition)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git %s (in %s): %w", strings.Join(args, " "), dir, ctx.Err())
 		}

@@ -128,6 +128,9 @@ func newTool(daemon string, m protoreflect.MethodDescriptor, opt *mcpv1.Tool) (*
 		}
 		t.Also = append(t.Also, Also{Capability: c, Field: f})
 	}
+	if t.Wait, err = newWait(req, opt); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

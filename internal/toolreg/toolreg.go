@@ -55,6 +55,9 @@ type Tool struct {
 	// such a tab (the option's free_for_opened_tabs): authz's policy
 	// decides it, for every tool alike.
 	FreeForOpenedTabs bool
+	// Wait is what a call may wait for (the option's waits_for); nil for
+	// a tool that answers at once.
+	Wait *Wait
 }
 
 // Also is a further capability a call needs when Field is set (not its

@@ -175,14 +175,7 @@ func TestLoad(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("loaded; want an error saying %q", tt.err)
-			}
-			for _, want := range strings.Split(tt.err, "|") {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not say %q", err, want)
-				}
-			}
+			wantLoadError(t, err, tt.err)
 		})
 	}
 }
@@ -239,5 +232,18 @@ func TestForFile(t *testing.T) {
 		FindFileByPath("fixture/v1/fixture.proto")
 	if _, err := reg.ForFile(fd); err == nil || !strings.Contains(err.Error(), `tool "list_things"`) {
 		t.Errorf("ForFile(unregistered fixture) = %v, want an error naming list_things", err)
+	}
+}
+
+// wantLoadError checks that err says each "|"-separated part of want.
+func wantLoadError(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("loaded; want an error saying %q", want)
+	}
+	for _, w := range strings.Split(want, "|") {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
 	}
 }

@@ -158,10 +158,9 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 		s.mu.Lock()
 		s.cfg = next
 		s.mu.Unlock()
-		before := s.Info().Restarts
-		s.Restart()
+		after := s.Restart()
 		out.Restarted = append(out.Restarted, s.id)
-		_ = r.waitUp(ctx, s, before+1)
+		_ = r.awaitStart(ctx, s, after)
 	}
 	r.mu.Lock()
 	s, err := r.ensureLocked(lang, root, conf)
@@ -169,7 +168,7 @@ func (r *Registry) Configure(ctx context.Context, c Change) (Configured, error) 
 	if err != nil {
 		return out, err
 	}
-	if err := r.waitUp(ctx, s, 0); err != nil {
+	if err := r.awaitStart(ctx, s, 0); err != nil {
 		return out, err
 	}
 	out.Server = s.Info()

@@ -54,8 +54,12 @@ func TestConfigureRealGopls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got.Command, " ") != "gopls serve" || len(got.Restarted) != 1 || got.Server.State != Ready || got.Server.Restarts != 1 {
-		t.Errorf("Configure = %+v, want gopls serve, the server restarted once and ready", got)
+	// Up: ready, or already indexing what the restart reopened (gopls
+	// begins loading packages at once; on a loaded machine that can come
+	// before the answer is made).
+	if up := got.Server.State == Ready || got.Server.State == Indexing; strings.Join(got.Command, " ") != "gopls serve" ||
+		len(got.Restarted) != 1 || !up || got.Server.Restarts != 1 {
+		t.Errorf("Configure = %+v, want gopls serve, the server restarted once and up", got)
 	}
 	if b, err := os.ReadFile(state); err != nil || !strings.Contains(string(b), `"serve"`) {
 		t.Errorf("saved %s: %s, %v", state, b, err)

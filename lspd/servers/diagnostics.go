@@ -36,6 +36,12 @@ type Report struct {
 	Notes   []string
 }
 
+// entry is a file a query reports on, and its server.
+type entry struct {
+	path string
+	s    *Server
+}
+
 // Diagnostics reports the diagnostics of q's files. Freshness is the
 // point: each file is read from disk and, if the server has another
 // version, given to it first (didOpen or didChange); then the call waits,
@@ -60,10 +66,6 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 		files, rep.Notes = r.sourceFiles(target)
 	} else {
 		files = []string{target}
-	}
-	type entry struct {
-		path string
-		s    *Server
 	}
 	var entries []entry
 	seen := map[string]bool{}
@@ -109,8 +111,30 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 	deadline := start.Add(q.Wait)
 	for {
 		changes := r.changes()
+		// Before the servers' start errors are read: a first start that
+		// ended after this is seen in the next round.
+		pending := firstStartPending(servers)
 		rep.Files = rep.Files[:0]
 		rep.Settled = true
+		// A server whose latest start failed will not settle: its files
+		// are not waited for, and when it serves every file asked about,
+		// the call fails at once with its error.
+		broken := map[*Server]error{}
+		working := false
+		for _, e := range entries {
+			err, known := broken[e.s]
+			if !known {
+				err = e.s.cannotStart()
+				broken[e.s] = err
+			}
+			working = working || err == nil
+		}
+		for _, e := range entries {
+			if err := broken[e.s]; err != nil && !working {
+				return Report{}, err
+			}
+		}
+		waiting := false
 		for _, e := range entries {
 			_, disk, err := readFile(e.path)
 			if err != nil {
@@ -121,13 +145,18 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 				_ = e.s.sync(e.path) // changed on disk meanwhile
 			}
 			rep.Settled = rep.Settled && fr.Settled
+			waiting = waiting || !fr.Settled && broken[e.s] == nil
 			rep.Files = append(rep.Files, fr)
 		}
 		now := time.Now()
-		if rep.Settled || !now.Before(deadline) {
+		until := deadline
+		if pending {
+			until = later(deadline, start.Add(FirstStartWait))
+		}
+		if !waiting || !now.Before(until) {
 			break
 		}
-		tick := time.NewTimer(min(deadline.Sub(now), 50*time.Millisecond))
+		tick := time.NewTimer(min(until.Sub(now), 50*time.Millisecond))
 		select {
 		case <-changes:
 		case <-tick.C:
@@ -138,13 +167,46 @@ func (r *Registry) Diagnostics(ctx context.Context, q Query) (Report, error) {
 		tick.Stop()
 	}
 	for _, s := range servers {
-		if info := s.Info(); info.State == Crashed || info.State == Starting && info.LastError != "" {
+		if err := s.cannotStart(); err != nil {
+			rep.Notes = append(rep.Notes, err.Error()+"; its files are not settled")
+		} else if info := s.Info(); info.State == Crashed || info.State == Starting && info.LastError != "" {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("language server %s is %s: %s", info.ID, info.State, info.LastError))
 		}
+	}
+	if !rep.Settled && q.Wait > 0 && !time.Now().Before(deadline) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the wait timed out: not every file settled within wait_ms (%d ms); the diagnostics of files with settled false may still change: call again to wait more",
+			q.Wait.Milliseconds()))
 	}
 	sort.Slice(rep.Files, func(i, j int) bool { return rep.Files[i].Path < rep.Files[j].Path })
 	rep.Waited = time.Since(start)
 	return rep, nil
+}
+
+// FirstStartWait is how long a query waits, even without a wait of its
+// own, for a server it started to initialize or fail to: a server that
+// cannot start (its command is missing, it exits at once or during
+// initialize) fails the query with its error rather than answering
+// "not settled".
+const FirstStartWait = 2 * time.Second
+
+// firstStartPending reports whether a server's first start has not ended.
+func firstStartPending(servers []*Server) bool {
+	for _, s := range servers {
+		s.mu.Lock()
+		pending := s.finished == 0
+		s.mu.Unlock()
+		if pending {
+			return true
+		}
+	}
+	return false
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // knows reports whether lspd opened path in s.

@@ -143,8 +143,9 @@ func TestFakeBackoff(t *testing.T) {
 	r, dir := fakeRegistry(t, Options{BackoffMin: lo, BackoffMax: hi}, map[string]string{"FAKE_LSP_EXIT_AT_START": "1"})
 	write(t, dir, map[string]string{"a.fake": "publish\n"})
 	path := filepath.Join(dir, "a.fake")
-	if _, err := r.Diagnostics(context.Background(), Query{Path: path}); err != nil {
-		t.Fatal(err)
+	// A server that cannot start fails the query with its error.
+	if _, err := r.Diagnostics(context.Background(), Query{Path: path}); err == nil || !strings.Contains(err.Error(), "told to exit at start") {
+		t.Fatalf("Diagnostics = %v; want the server's error", err)
 	}
 	want := []time.Duration{lo, 2 * lo, hi, hi, hi}
 	var starts []time.Time

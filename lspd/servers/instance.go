@@ -60,6 +60,10 @@ func launch(rp *reaper.Reaper, launcher string, cfg Config, root string, conf Co
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A helper that left the group and still holds the server's output
+	// must not keep its exit from being seen: Wait closes the pipes this
+	// long after the server exited, which ends its calls too.
+	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		cleanup()

@@ -2,15 +2,18 @@ package servers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/phantom-dev/phantom/internal/errdefs"
 	"github.com/phantom-dev/phantom/internal/reaper"
 )
 
@@ -235,34 +238,64 @@ func (r *Registry) ensureLocked(lang, root string, conf Confinement) (*Server, e
 }
 
 // Restart restarts the server id, which must be within scope, and waits
-// (within ctx) until it is up again.
+// (within ctx, and at most RestartTimeout) until the new process
+// initialized or failed to: a server that cannot start fails the call at
+// once with its own error (its exit status and last output).
 func (r *Registry) Restart(ctx context.Context, id string, sc Scope) (Info, error) {
 	s, err := r.get(id, sc)
 	if err != nil {
 		return Info{}, err
 	}
-	before := s.Info().Restarts
-	s.Restart()
-	if err := r.waitUp(ctx, s, before+1); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, r.RestartTimeout())
+	defer cancel()
+	if err := r.awaitStart(ctx, s, s.Restart()); err != nil {
 		return s.Info(), err
 	}
 	return s.Info(), nil
 }
 
-// waitUp waits until s restarted at least restarts times and is up.
-func (r *Registry) waitUp(ctx context.Context, s *Server, restarts int) error {
+// RestartTimeout bounds Restart: the old process's shutdown, the new
+// one's initialize, and a margin (70 s by default, as
+// restart_language_server's option states).
+func (r *Registry) RestartTimeout() time.Duration {
+	return r.opts.ShutdownGrace + r.opts.StartTimeout + 8*time.Second
+}
+
+// awaitStart waits until a start of s after start number after ended:
+// nil when the process initialized, else the error it failed with.
+func (r *Registry) awaitStart(ctx context.Context, s *Server, after int) error {
 	for {
 		ch := r.changes()
 		s.mu.Lock()
-		ok, st, last := s.up() && s.restarts >= restarts, s.state, s.lastErr
+		ended, st, last, cmd := s.finished > after, s.state, s.lastErr, strings.Join(s.cfg.Command, " ")
 		s.mu.Unlock()
-		if ok {
-			return nil
+		switch {
+		case ended:
+			return s.cannotStart()
+		case s.stopped():
+			return fmt.Errorf("language server %s was stopped before it started: %w", s.id, errdefs.ErrFailedPrecondition)
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("language server %s is %s (last error: %s): %w", s.id, st, last, ctx.Err())
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("language server %s (%s) did not start within the time allowed; it is %s (last error: %s): %w",
+					s.id, cmd, st, orNone(last), errdefs.ErrFailedPrecondition)
+			}
+			return ctx.Err()
 		}
 	}
+}
+
+// startError says that a server cannot start, and why in its own words.
+func startError(id, cmd string, err error) error {
+	return fmt.Errorf("language server %s (%s) cannot start: %v; fix its command with configure_language_server, or see list_language_servers: %w",
+		id, cmd, err, errdefs.ErrFailedPrecondition)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,15 +68,22 @@ type Server struct {
 	pid      int
 	restarts int
 	lastErr  string
-	lastUsed time.Time
-	pull     bool
-	docs     map[string]*doc
-	diags    map[string]*fileDiags
-	progress map[string]bool
-	activity time.Time // last progress or diagnostics, or last version sent
-	heard    time.Time // last message from the process
-	probing  bool      // a liveness probe is out
-	probes   sync.WaitGroup
+	// attempts counts the starts begun, finished those that ended (the
+	// process initialized, or failed to), and startErr is why the last
+	// one that ended failed, nil when it initialized: a server whose
+	// latest start failed cannot start, and calls waiting on it end with
+	// that error (see awaitStart).
+	attempts, finished int
+	startErr           error
+	lastUsed           time.Time
+	pull               bool
+	docs               map[string]*doc
+	diags              map[string]*fileDiags
+	progress           map[string]bool
+	activity           time.Time // last progress or diagnostics, or last version sent
+	heard              time.Time // last message from the process
+	probing            bool      // a liveness probe is out
+	probes             sync.WaitGroup
 
 	restart chan struct{} // asks the supervisor for a restart now
 	stop    chan struct{}
@@ -164,14 +172,30 @@ func (s *Server) run(inst *instance) (exit error, requested, stopped bool) {
 
 // start launches a process and initializes it; then the documents lspd
 // had open are opened in it again, from disk.
-func (s *Server) start() (*instance, error) {
+func (s *Server) start() (inst *instance, err error) {
 	s.mu.Lock()
 	cfg := s.cfg
 	s.state, s.inst, s.pid = Starting, nil, 0
 	clear(s.progress)
+	// A restart asked for before this start began is this start.
+	select {
+	case <-s.restart:
+	default:
+	}
+	s.attempts++
+	attempt := s.attempts
 	s.mu.Unlock()
 	s.reg.notify()
-	inst, err := launch(s.reg.opts.Reaper, s.reg.opts.Launcher, cfg, s.root, s.conf, handler{s: s})
+	defer func() {
+		if err == nil {
+			return // finished when it was up, below
+		}
+		s.mu.Lock()
+		s.finished, s.startErr, s.lastErr = attempt, err, err.Error()
+		s.mu.Unlock()
+		s.reg.notify()
+	}()
+	inst, err = launch(s.reg.opts.Reaper, s.reg.opts.Launcher, cfg, s.root, s.conf, handler{s: s})
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +216,7 @@ func (s *Server) start() (*instance, error) {
 	if len(s.progress) > 0 {
 		s.state = Indexing
 	}
+	s.finished, s.startErr = attempt, nil
 	paths := make([]string, 0, len(s.docs))
 	for p, d := range s.docs {
 		d.open = false
@@ -219,12 +244,28 @@ func (s *Server) setState(st State, err error) {
 	s.reg.notify()
 }
 
-// Restart replaces the server's process now.
-func (s *Server) Restart() {
+// Restart replaces the server's process now. It returns the number of
+// the last start begun before: the restart is the start after it (see
+// awaitStart).
+func (s *Server) Restart() (after int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	select {
 	case s.restart <- struct{}{}:
 	default:
 	}
+	return s.attempts
+}
+
+// cannotStart says why the server's latest start failed; nil when it
+// initialized or none ended yet.
+func (s *Server) cannotStart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startErr == nil {
+		return nil
+	}
+	return startError(s.id, strings.Join(s.cfg.Command, " "), s.startErr)
 }
 
 // Stop stops the server and waits until its process is gone.

@@ -1,6 +1,6 @@
 // A real TypeScript-SDK MCP client, driven by cmd/phantom/realclients_test.go.
 //
-//   node sdk-client.mjs CONFIG SERVER TERMINAL_ID [CALLS]
+//   node sdk-client.mjs CONFIG SERVER TERMINAL_ID [CALLS [WAIT_FOR]]
 //
 // It starts the server that CONFIG (a Claude-style file: mcpServers.SERVER =
 // {command, args, env}) names exactly as the SDK does by default — with only
@@ -10,7 +10,10 @@
 // then each call of CALLS (a JSON array of {name, arguments}), and validates
 // each result's structuredContent against the tool's outputSchema. The report
 // also says how big the tool list is (its JSON, in bytes), which tools have
-// no title and which output schemas use $ref.
+// no title and which output schemas use $ref. With WAIT_FOR it then
+// calls read_output(TERMINAL_ID, wait_for WAIT_FOR, wait_seconds 3) with a
+// request timeout of 1 s that progress resets (resetTimeoutOnProgress), as
+// agents set theirs, recording what onprogress saw (calls.read_output_wait).
 //
 // It prints one JSON line — what it saw, and every failure in words — and
 // exits 1 if there was any failure. Nothing is lenient on purpose: a tool
@@ -33,7 +36,7 @@ const sdkVersion = JSON.parse(
   readFileSync(new URL("../../.tools/node/node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url)),
 ).version;
 
-const [configPath, serverName, terminalId, callsJSON] = process.argv.slice(2);
+const [configPath, serverName, terminalId, callsJSON, waitFor] = process.argv.slice(2);
 const report = { client: `@modelcontextprotocol/sdk ${sdkVersion}`, node: process.version, failures: [] };
 const fail = (msg) => report.failures.push(msg);
 
@@ -101,6 +104,12 @@ async function exercise(client) {
   await call(client, outputOf, "list_terminals", {});
   if (terminalId !== "-") await call(client, outputOf, "read_output", { terminal_id: terminalId, lines: 50 });
   for (const c of callsJSON ? JSON.parse(callsJSON) : []) await call(client, outputOf, c.name, c.arguments ?? {});
+  if (waitFor) {
+    await call(client, outputOf, "read_output", { terminal_id: terminalId, wait_for: waitFor, wait_seconds: 3 }, "read_output_wait", {
+      timeout: 1000,
+      resetTimeoutOnProgress: true,
+    });
+  }
 }
 
 function compile(ajv, tool, which, schema) {
@@ -113,11 +122,17 @@ function compile(ajv, tool, which, schema) {
   }
 }
 
-async function call(client, outputOf, name, args) {
-  const seen = (report.calls[name] = {});
+// call calls tool name, recorded as report.calls[as]; with options (the
+// SDK's RequestOptions) it records the progress onprogress sees.
+async function call(client, outputOf, name, args, as = name, options = undefined) {
+  const seen = (report.calls[as] = {});
+  if (options) {
+    seen.progress = [];
+    options = { ...options, onprogress: (p) => seen.progress.push(p) };
+  }
   let result;
   try {
-    result = await client.callTool({ name, arguments: args });
+    result = await client.callTool({ name, arguments: args }, undefined, options);
   } catch (err) {
     // The SDK itself refuses a result whose structuredContent is missing or
     // does not match the outputSchema it listed.
@@ -128,6 +143,7 @@ async function call(client, outputOf, name, args) {
   seen.is_error = !!result.isError;
   seen.text = (result.content ?? []).map((c) => c.text ?? `[${c.type}]`).join("");
   seen.structured = result.structuredContent !== undefined;
+  if (options) seen.structured_content = result.structuredContent;
   if (result.isError) {
     fail(`${name}: isError: ${seen.text}`);
     return;

@@ -13,7 +13,12 @@
 //	{"op":"list"}                               tools/list
 //	{"op":"call","tool":"T","args":{...}}       tools/call
 //	                                            (an argument "$STEP:N.a.b" is field
-//	                                            a.b of step N's structuredContent)
+//	                                            a.b of step N's structuredContent,
+//	                                            a number indexing a list; with
+//	                                            "progress":true the call sends a
+//	                                            progressToken and the outcome lists
+//	                                            the notifications/progress received
+//	                                            by the time the result came)
 //	{"op":"ping"}                               ping
 //	{"op":"wait","file":"PATH"}                 wait until PATH exists
 //	{"op":"exit"}                               close the session and exit
@@ -56,8 +61,10 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -74,6 +81,8 @@ type step struct {
 	File string         `json:"file,omitempty"`
 	// Retry repeats a call until it is not an error, for up to 20 s.
 	Retry bool `json:"retry,omitempty"`
+	// Progress sends a call's progressToken and records the progress.
+	Progress bool `json:"progress,omitempty"`
 	// N, Nvim, Lua and LuaArgs are a bench step's.
 	N       int    `json:"n,omitempty"`
 	Nvim    string `json:"nvim,omitempty"`
@@ -95,6 +104,11 @@ type outcome struct {
 	Result any    `json:"result,omitempty"`
 	Error  string `json:"error,omitempty"`
 	Done   bool   `json:"done,omitempty"`
+	// Progress are the notifications/progress of a call with "progress",
+	// received by the time its result came.
+	Progress []*mcp.ProgressNotificationParams `json:"progress,omitempty"`
+	// Millis is how long a call took.
+	Millis int64 `json:"ms,omitempty"`
 }
 
 func main() {
@@ -143,7 +157,15 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 		return fmt.Errorf("script: %w", err)
 	}
 	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "testagent", Version: "1"}, nil)
+	var progressMu sync.Mutex
+	progress := map[any][]*mcp.ProgressNotificationParams{}
+	client := mcp.NewClient(&mcp.Implementation{Name: "testagent", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progressMu.Lock()
+			defer progressMu.Unlock()
+			progress[req.Params.ProgressToken] = append(progress[req.Params.ProgressToken], req.Params)
+		},
+	})
 	name := os.Getenv("TESTAGENT_CLIENT")
 	if name == "" {
 		name = "test"
@@ -164,8 +186,18 @@ func run(bin, scriptPath string, emit func(outcome)) error {
 		case "call":
 			args := expand(s.Args)
 			deadline := time.Now().Add(20 * time.Second)
+			token := fmt.Sprintf("step-%d", i)
 			for {
-				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: s.Tool, Arguments: args})
+				params := &mcp.CallToolParams{Name: s.Tool, Arguments: args}
+				if s.Progress {
+					params.SetProgressToken(token)
+				}
+				start := time.Now()
+				res, err := cs.CallTool(cctx, params)
+				o.Millis = time.Since(start).Milliseconds()
+				progressMu.Lock()
+				o.Progress = slices.Clone(progress[token])
+				progressMu.Unlock()
 				o.Result, o.Error = res, errString(err)
 				if err == nil {
 					stepResults[i] = res.StructuredContent
@@ -350,6 +382,14 @@ func fromStep(ref string) any {
 	var v any
 	json.Unmarshal(b, &v)
 	for _, p := range parts[1:] {
+		if l, ok := v.([]any); ok {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= len(l) {
+				return nil
+			}
+			v = l[n]
+			continue
+		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil

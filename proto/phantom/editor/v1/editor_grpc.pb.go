@@ -71,9 +71,7 @@ type EditorServiceClient interface {
 	// Acts on the window's editor (Neovim): closes one of its file tabs (an
 	// open file, by its tab_id from list_panes; not a terminal tab). A file
 	// with unsaved changes is refused unless `force`; even then its changes
-	// are not discarded: the file leaves the panes and the tab list but
-	// stays in the editor, hidden, with its changes (Neovim's `:ls!` shows
-	// it, and quitting still warns).
+	// are kept in a hidden buffer (Neovim's `:ls!` shows it).
 	CloseTab(ctx context.Context, in *CloseTabRequest, opts ...grpc.CallOption) (*CloseTabResponse, error)
 	// Acts on the window's editor (Neovim, not a terminal). Points the human
 	// at a line: shows the file (by `path` or `tab_id`),
@@ -196,9 +194,7 @@ type EditorServiceServer interface {
 	// Acts on the window's editor (Neovim): closes one of its file tabs (an
 	// open file, by its tab_id from list_panes; not a terminal tab). A file
 	// with unsaved changes is refused unless `force`; even then its changes
-	// are not discarded: the file leaves the panes and the tab list but
-	// stays in the editor, hidden, with its changes (Neovim's `:ls!` shows
-	// it, and quitting still warns).
+	// are kept in a hidden buffer (Neovim's `:ls!` shows it).
 	CloseTab(context.Context, *CloseTabRequest) (*CloseTabResponse, error)
 	// Acts on the window's editor (Neovim, not a terminal). Points the human
 	// at a line: shows the file (by `path` or `tab_id`),

@@ -1316,21 +1316,21 @@ const file_phantom_git_v1_git_proto_rawDesc = "" +
 	"\x06report\x18\x01 \x01(\v2\x1a.phantom.git.v1.TidyReportR\x06report\x124\n" +
 	"\aresults\x18\x02 \x03(\v2\x1a.phantom.git.v1.TidyResultR\aresults\x12'\n" +
 	"\x0fworktree_folder\x18\x03 \x01(\tR\x0eworktreeFolder\x12\x14\n" +
-	"\x05notes\x18\x04 \x03(\tR\x05notes2\xf4\x05\n" +
+	"\x05notes\x18\x04 \x03(\tR\x05notes2\x9c\a\n" +
 	"\n" +
-	"GitService\x12\xae\x01\n" +
-	"\rListWorktrees\x12$.phantom.git.v1.ListWorktreesRequest\x1a%.phantom.git.v1.ListWorktreesResponse\"P\xc2\xf3\x18L\n" +
+	"GitService\x12\xe0\x01\n" +
+	"\rListWorktrees\x12$.phantom.git.v1.ListWorktreesRequest\x1a%.phantom.git.v1.ListWorktreesResponse\"\x81\x01\xc2\xf3\x18}\n" +
 	"\x0elist_worktrees\x10\x01 \x012\x10caller_directory8\x05B\x0e\b\x03\x12\n" +
-	"repositoryb\x12List git worktrees\x12\xbf\x01\n" +
-	"\vAddWorktree\x12\".phantom.git.v1.AddWorktreeRequest\x1a#.phantom.git.v1.AddWorktreeResponse\"g\xc2\xf3\x18c\n" +
+	"repositoryb\x12List git worktreesj+git to list the worktrees and their changesr\x02\x10x\x12\xf6\x01\n" +
+	"\vAddWorktree\x12\".phantom.git.v1.AddWorktreeRequest\x1a#.phantom.git.v1.AddWorktreeResponse\"\x9d\x01\xc2\xf3\x18\x98\x01\n" +
 	"\fadd_worktree2\x10caller_directory2\rcaller_tab_id8\x05B\x0e\b\x03\x12\n" +
-	"repositoryJ\x04pathJ\x06branchb\x12Add a git worktree\x12\xb9\x01\n" +
-	"\x0eRemoveWorktree\x12%.phantom.git.v1.RemoveWorktreeRequest\x1a&.phantom.git.v1.RemoveWorktreeResponse\"X\xc2\xf3\x18T\n" +
+	"repositoryJ\x04pathJ\x06branchb\x12Add a git worktreej/git to add the worktree and check out its filesr\x02\x10x\x12\xd9\x01\n" +
+	"\x0eRemoveWorktree\x12%.phantom.git.v1.RemoveWorktreeRequest\x1a&.phantom.git.v1.RemoveWorktreeResponse\"x\xc2\xf3\x18t\n" +
 	"\x0fremove_worktree\x18\x012\x10caller_directory8\x05B\x0e\b\x03\x12\n" +
-	"repositoryJ\x04pathb\x15Remove a git worktree\x12\xac\x01\n" +
-	"\rTidyWorktrees\x12$.phantom.git.v1.TidyWorktreesRequest\x1a%.phantom.git.v1.TidyWorktreesResponse\"N\xc2\xf3\x18J\n" +
+	"repositoryJ\x04pathb\x15Remove a git worktreej\x1agit to remove the worktreer\x02\x10x\x12\xcb\x01\n" +
+	"\rTidyWorktrees\x12$.phantom.git.v1.TidyWorktreesRequest\x1a%.phantom.git.v1.TidyWorktreesResponse\"m\xc2\xf3\x18i\n" +
 	"\x0etidy_worktrees\x18\x012\x10caller_directory8\x05B\x0e\b\x03\x12\n" +
-	"repositoryb\x12Tidy git worktrees\x1a\b\xc2\xf3\x18\x04gitdB;Z9github.com/phantom-dev/phantom/proto/phantom/git/v1;gitv1b\x06proto3"
+	"repositoryb\x12Tidy git worktreesj\x19git to tidy the worktreesr\x02\x10x\x1a\b\xc2\xf3\x18\x04gitdB;Z9github.com/phantom-dev/phantom/proto/phantom/git/v1;gitv1b\x06proto3"
 
 var (
 	file_phantom_git_v1_git_proto_rawDescOnce sync.Once

@@ -1232,16 +1232,17 @@ const file_phantom_lsp_v1_lsp_proto_rawDesc = "" +
 	"\x15SERVER_STATE_INDEXING\x10\x02\x12\x16\n" +
 	"\x12SERVER_STATE_READY\x10\x03\x12\x18\n" +
 	"\x14SERVER_STATE_CRASHED\x10\x04\x12\x18\n" +
-	"\x14SERVER_STATE_STOPPED\x10\x052\xf8\x06\n" +
-	"\x15LanguageServerService\x12\xb8\x01\n" +
-	"\x0fListDiagnostics\x12&.phantom.lsp.v1.ListDiagnosticsRequest\x1a'.phantom.lsp.v1.ListDiagnosticsResponse\"T\xc2\xf3\x18P\n" +
-	"\x10list_diagnostics\x10\x01 \x012\x10caller_directory8\x01B\x02\b\x01b List language-server diagnostics\x12\xac\x01\n" +
+	"\x14SERVER_STATE_STOPPED\x10\x052\xa5\b\n" +
+	"\x15LanguageServerService\x12\xf7\x01\n" +
+	"\x0fListDiagnostics\x12&.phantom.lsp.v1.ListDiagnosticsRequest\x1a'.phantom.lsp.v1.ListDiagnosticsResponse\"\x92\x01\xc2\xf3\x18\x8d\x01\n" +
+	"\x10list_diagnostics\x10\x01 \x012\x10caller_directory8\x01B\x02\b\x01b List language-server diagnosticsj0the language servers to settle their diagnosticsr\t\n" +
+	"\await_ms\x12\xac\x01\n" +
 	"\x13ListLanguageServers\x12*.phantom.lsp.v1.ListLanguageServersRequest\x1a+.phantom.lsp.v1.ListLanguageServersResponse\"<\xc2\xf3\x188\n" +
-	"\x15list_language_servers\x10\x01 \x018\x01B\x02\b\x01b\x15List language servers\x12\xb4\x01\n" +
-	"\x15RestartLanguageServer\x12,.phantom.lsp.v1.RestartLanguageServerRequest\x1a-.phantom.lsp.v1.RestartLanguageServerResponse\">\xc2\xf3\x18:\n" +
-	"\x17restart_language_server8\x01B\x02\b\x01b\x19Restart a language server\x12\xb3\x02\n" +
-	"\x17ConfigureLanguageServer\x12..phantom.lsp.v1.ConfigureLanguageServerRequest\x1a/.phantom.lsp.v1.ConfigureLanguageServerResponse\"\xb6\x01\xc2\xf3\x18\xb1\x01\n" +
-	"\x19configure_language_server2\x10caller_directory8\x04B\r\b\x03\x12\tworkspaceJ\tserver_idJ\blanguageJ\acommandJ\x04argsJ\x03envJ\x16initialization_optionsJ\bsettingsb&Configure how a language server starts\x1a\b\xc2\xf3\x18\x04lspdB;Z9github.com/phantom-dev/phantom/proto/phantom/lsp/v1;lspv1b\x06proto3"
+	"\x15list_language_servers\x10\x01 \x018\x01B\x02\b\x01b\x15List language servers\x12\xe4\x01\n" +
+	"\x15RestartLanguageServer\x12,.phantom.lsp.v1.RestartLanguageServerRequest\x1a-.phantom.lsp.v1.RestartLanguageServerResponse\"n\xc2\xf3\x18j\n" +
+	"\x17restart_language_server8\x01B\x02\b\x01b\x19Restart a language serverj*language server {server_id} to start againr\x02\x10F\x12\xf1\x02\n" +
+	"\x17ConfigureLanguageServer\x12..phantom.lsp.v1.ConfigureLanguageServerRequest\x1a/.phantom.lsp.v1.ConfigureLanguageServerResponse\"\xf4\x01\xc2\xf3\x18\xef\x01\n" +
+	"\x19configure_language_server2\x10caller_directory8\x04B\r\b\x03\x12\tworkspaceJ\tserver_idJ\blanguageJ\acommandJ\x04argsJ\x03envJ\x16initialization_optionsJ\bsettingsb&Configure how a language server startsj7the language server to start with the new configurationr\x03\x10\x96\x01\x1a\b\xc2\xf3\x18\x04lspdB;Z9github.com/phantom-dev/phantom/proto/phantom/lsp/v1;lspv1b\x06proto3"
 
 var (
 	file_phantom_lsp_v1_lsp_proto_rawDescOnce sync.Once

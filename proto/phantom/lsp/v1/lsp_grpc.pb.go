@@ -45,12 +45,11 @@ const (
 type LanguageServerServiceClient interface {
 	// Lists the diagnostics (errors, warnings, …) language servers report for
 	// a file, or for the source files under a directory (default: the
-	// caller's tab directory). The files are read from disk and given to
-	// their language server first, so the answer reflects what is on disk
-	// now; with `wait_ms`, waits up to that long for every file to be
-	// settled. Each file says the disk version its diagnostics reflect and
-	// whether they are settled; a file not settled when the wait ended may
-	// still change.
+	// caller's tab directory), as the files are on disk now; with `wait_ms`,
+	// waits up to that long for every file to be settled. Each file says the
+	// disk version its diagnostics reflect and whether they are settled. A
+	// server that cannot start fails the call at once with its own error;
+	// for a directory, its files are left unsettled and a note says why.
 	ListDiagnostics(ctx context.Context, in *ListDiagnosticsRequest, opts ...grpc.CallOption) (*ListDiagnosticsResponse, error)
 	// Lists the language servers Phantom runs or ran: id, language,
 	// workspace root, command, process id, state (starting, indexing, ready,
@@ -59,23 +58,18 @@ type LanguageServerServiceClient interface {
 	ListLanguageServers(ctx context.Context, in *ListLanguageServersRequest, opts ...grpc.CallOption) (*ListLanguageServersResponse, error)
 	// Restarts one language server (stops it and starts it again with its
 	// current configuration, reopening the files it had open), e.g. after it
-	// went astray. Its diagnostics are recomputed.
+	// went astray. Its diagnostics are recomputed. It answers once the new
+	// process is initialized; one that cannot start fails the call at once
+	// with the server's own error (its exit status and last output).
 	RestartLanguageServer(ctx context.Context, in *RestartLanguageServerRequest, opts ...grpc.CallOption) (*RestartLanguageServerResponse, error)
 	// Changes how a language server starts: command, args, env,
 	// initialization options and settings (JSON objects as strings). The new
 	// configuration is tried first, in the workspace; one that fails to start
-	// is reported and the previous one kept. Needs the `configure`
-	// permission.
+	// is reported and the previous one kept.
 	//
-	// For an agent, a good configuration applies to the server of that one
-	// workspace only (not to the language's other workspaces, nor to other
-	// tabs' servers of it), until Phantom stops; it is never saved, and it
-	// runs sandboxed like every language server an agent's call starts: in
-	// the caller tab's own sandbox, or, for a caller without one, in a
-	// read-only sandbox (writes only the temporary directories). It cannot
-	// add a language or change a language's extensions. A configuration for
-	// every workspace, saved, is the human's alone (config.json's
-	// language_servers).
+	// For an agent it applies to that one workspace's server only, until
+	// Phantom stops, never saved, and runs in the caller tab's sandbox (or a
+	// read-only one); it cannot add a language or change its extensions.
 	ConfigureLanguageServer(ctx context.Context, in *ConfigureLanguageServerRequest, opts ...grpc.CallOption) (*ConfigureLanguageServerResponse, error)
 }
 
@@ -147,12 +141,11 @@ func (c *languageServerServiceClient) ConfigureLanguageServer(ctx context.Contex
 type LanguageServerServiceServer interface {
 	// Lists the diagnostics (errors, warnings, …) language servers report for
 	// a file, or for the source files under a directory (default: the
-	// caller's tab directory). The files are read from disk and given to
-	// their language server first, so the answer reflects what is on disk
-	// now; with `wait_ms`, waits up to that long for every file to be
-	// settled. Each file says the disk version its diagnostics reflect and
-	// whether they are settled; a file not settled when the wait ended may
-	// still change.
+	// caller's tab directory), as the files are on disk now; with `wait_ms`,
+	// waits up to that long for every file to be settled. Each file says the
+	// disk version its diagnostics reflect and whether they are settled. A
+	// server that cannot start fails the call at once with its own error;
+	// for a directory, its files are left unsettled and a note says why.
 	ListDiagnostics(context.Context, *ListDiagnosticsRequest) (*ListDiagnosticsResponse, error)
 	// Lists the language servers Phantom runs or ran: id, language,
 	// workspace root, command, process id, state (starting, indexing, ready,
@@ -161,23 +154,18 @@ type LanguageServerServiceServer interface {
 	ListLanguageServers(context.Context, *ListLanguageServersRequest) (*ListLanguageServersResponse, error)
 	// Restarts one language server (stops it and starts it again with its
 	// current configuration, reopening the files it had open), e.g. after it
-	// went astray. Its diagnostics are recomputed.
+	// went astray. Its diagnostics are recomputed. It answers once the new
+	// process is initialized; one that cannot start fails the call at once
+	// with the server's own error (its exit status and last output).
 	RestartLanguageServer(context.Context, *RestartLanguageServerRequest) (*RestartLanguageServerResponse, error)
 	// Changes how a language server starts: command, args, env,
 	// initialization options and settings (JSON objects as strings). The new
 	// configuration is tried first, in the workspace; one that fails to start
-	// is reported and the previous one kept. Needs the `configure`
-	// permission.
+	// is reported and the previous one kept.
 	//
-	// For an agent, a good configuration applies to the server of that one
-	// workspace only (not to the language's other workspaces, nor to other
-	// tabs' servers of it), until Phantom stops; it is never saved, and it
-	// runs sandboxed like every language server an agent's call starts: in
-	// the caller tab's own sandbox, or, for a caller without one, in a
-	// read-only sandbox (writes only the temporary directories). It cannot
-	// add a language or change a language's extensions. A configuration for
-	// every workspace, saved, is the human's alone (config.json's
-	// language_servers).
+	// For an agent it applies to that one workspace's server only, until
+	// Phantom stops, never saved, and runs in the caller tab's sandbox (or a
+	// read-only one); it cannot add a language or change its extensions.
 	ConfigureLanguageServer(context.Context, *ConfigureLanguageServerRequest) (*ConfigureLanguageServerResponse, error)
 	mustEmbedUnimplementedLanguageServerServiceServer()
 }

@@ -193,7 +193,17 @@ type Tool struct {
 	FreeForOpenedTabs bool `protobuf:"varint,11,opt,name=free_for_opened_tabs,json=freeForOpenedTabs,proto3" json:"free_for_opened_tabs,omitempty"`
 	// The tool's title as a person reads it, e.g. "Read a terminal's
 	// output" (MCP's Tool.title). Required: an empty title is a load error.
-	Title         string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
+	Title string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
+	// What a call may wait for, for longer than a few seconds, in words
+	// completing "<tool> is waiting for …": the gateway tells a client that
+	// sent a progressToken so (notifications/progress) while the daemon
+	// works, and the tool's description says it. {field} is replaced by
+	// the request field's value, e.g. "`{command}` to finish in tab
+	// {terminal_id}". Empty for a tool that answers at once.
+	WaitsFor string `protobuf:"bytes,13,opt,name=waits_for,json=waitsFor,proto3" json:"waits_for,omitempty"`
+	// How long a call waits at most, for the progress messages and the
+	// description; only with waits_for.
+	WaitBound     *WaitBound `protobuf:"bytes,14,opt,name=wait_bound,json=waitBound,proto3" json:"wait_bound,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -312,6 +322,78 @@ func (x *Tool) GetTitle() string {
 	return ""
 }
 
+func (x *Tool) GetWaitsFor() string {
+	if x != nil {
+		return x.WaitsFor
+	}
+	return ""
+}
+
+func (x *Tool) GetWaitBound() *WaitBound {
+	if x != nil {
+		return x.WaitBound
+	}
+	return nil
+}
+
+// WaitBound is how long a call waits at most: the value of a request
+// field, or a fixed bound.
+type WaitBound struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The request field holding the bound (an integer whose name ends in
+	// "_seconds" or "_ms"), e.g. "wait_seconds"; empty for a fixed bound.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// The bound in seconds when the field is unset, or the fixed bound;
+	// 0 when none is stated.
+	DefaultSeconds uint32 `protobuf:"varint,2,opt,name=default_seconds,json=defaultSeconds,proto3" json:"default_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *WaitBound) Reset() {
+	*x = WaitBound{}
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitBound) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitBound) ProtoMessage() {}
+
+func (x *WaitBound) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitBound.ProtoReflect.Descriptor instead.
+func (*WaitBound) Descriptor() ([]byte, []int) {
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *WaitBound) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *WaitBound) GetDefaultSeconds() uint32 {
+	if x != nil {
+		return x.DefaultSeconds
+	}
+	return 0
+}
+
 // ConditionalCapability is a capability a call needs when a field is set.
 type ConditionalCapability struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -325,7 +407,7 @@ type ConditionalCapability struct {
 
 func (x *ConditionalCapability) Reset() {
 	*x = ConditionalCapability{}
-	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +419,7 @@ func (x *ConditionalCapability) String() string {
 func (*ConditionalCapability) ProtoMessage() {}
 
 func (x *ConditionalCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_mcp_v1_options_proto_msgTypes[1]
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +432,7 @@ func (x *ConditionalCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConditionalCapability.ProtoReflect.Descriptor instead.
 func (*ConditionalCapability) Descriptor() ([]byte, []int) {
-	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{1}
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ConditionalCapability) GetCapability() Capability {
@@ -381,7 +463,7 @@ type Reach struct {
 
 func (x *Reach) Reset() {
 	*x = Reach{}
-	mi := &file_phantom_mcp_v1_options_proto_msgTypes[2]
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -393,7 +475,7 @@ func (x *Reach) String() string {
 func (*Reach) ProtoMessage() {}
 
 func (x *Reach) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_mcp_v1_options_proto_msgTypes[2]
+	mi := &file_phantom_mcp_v1_options_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -406,7 +488,7 @@ func (x *Reach) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reach.ProtoReflect.Descriptor instead.
 func (*Reach) Descriptor() ([]byte, []int) {
-	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{2}
+	return file_phantom_mcp_v1_options_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Reach) GetKind() ReachKind {
@@ -463,7 +545,7 @@ var File_phantom_mcp_v1_options_proto protoreflect.FileDescriptor
 
 const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xcd\x03\n" +
+	"\x1cphantom/mcp/v1/options.proto\x12\x0ephantom.mcp.v1\x1a google/protobuf/descriptor.proto\"\xa4\x04\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tread_only\x18\x02 \x01(\bR\breadOnly\x12 \n" +
@@ -481,7 +563,13 @@ const file_phantom_mcp_v1_options_proto_rawDesc = "" +
 	"\x04also\x18\n" +
 	" \x03(\v2%.phantom.mcp.v1.ConditionalCapabilityR\x04also\x12/\n" +
 	"\x14free_for_opened_tabs\x18\v \x01(\bR\x11freeForOpenedTabs\x12\x14\n" +
-	"\x05title\x18\f \x01(\tR\x05title\"n\n" +
+	"\x05title\x18\f \x01(\tR\x05title\x12\x1b\n" +
+	"\twaits_for\x18\r \x01(\tR\bwaitsFor\x128\n" +
+	"\n" +
+	"wait_bound\x18\x0e \x01(\v2\x19.phantom.mcp.v1.WaitBoundR\twaitBound\"J\n" +
+	"\tWaitBound\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12'\n" +
+	"\x0fdefault_seconds\x18\x02 \x01(\rR\x0edefaultSeconds\"n\n" +
 	"\x15ConditionalCapability\x12:\n" +
 	"\n" +
 	"capability\x18\x01 \x01(\x0e2\x1a.phantom.mcp.v1.CapabilityR\n" +
@@ -519,30 +607,32 @@ func file_phantom_mcp_v1_options_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_mcp_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_phantom_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_phantom_mcp_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_phantom_mcp_v1_options_proto_goTypes = []any{
 	(Capability)(0),                     // 0: phantom.mcp.v1.Capability
 	(ReachKind)(0),                      // 1: phantom.mcp.v1.ReachKind
 	(*Tool)(nil),                        // 2: phantom.mcp.v1.Tool
-	(*ConditionalCapability)(nil),       // 3: phantom.mcp.v1.ConditionalCapability
-	(*Reach)(nil),                       // 4: phantom.mcp.v1.Reach
-	(*descriptorpb.MethodOptions)(nil),  // 5: google.protobuf.MethodOptions
-	(*descriptorpb.ServiceOptions)(nil), // 6: google.protobuf.ServiceOptions
+	(*WaitBound)(nil),                   // 3: phantom.mcp.v1.WaitBound
+	(*ConditionalCapability)(nil),       // 4: phantom.mcp.v1.ConditionalCapability
+	(*Reach)(nil),                       // 5: phantom.mcp.v1.Reach
+	(*descriptorpb.MethodOptions)(nil),  // 6: google.protobuf.MethodOptions
+	(*descriptorpb.ServiceOptions)(nil), // 7: google.protobuf.ServiceOptions
 }
 var file_phantom_mcp_v1_options_proto_depIdxs = []int32{
 	0, // 0: phantom.mcp.v1.Tool.capability:type_name -> phantom.mcp.v1.Capability
-	4, // 1: phantom.mcp.v1.Tool.reach:type_name -> phantom.mcp.v1.Reach
-	3, // 2: phantom.mcp.v1.Tool.also:type_name -> phantom.mcp.v1.ConditionalCapability
-	0, // 3: phantom.mcp.v1.ConditionalCapability.capability:type_name -> phantom.mcp.v1.Capability
-	1, // 4: phantom.mcp.v1.Reach.kind:type_name -> phantom.mcp.v1.ReachKind
-	5, // 5: phantom.mcp.v1.tool:extendee -> google.protobuf.MethodOptions
-	6, // 6: phantom.mcp.v1.daemon:extendee -> google.protobuf.ServiceOptions
-	2, // 7: phantom.mcp.v1.tool:type_name -> phantom.mcp.v1.Tool
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	7, // [7:8] is the sub-list for extension type_name
-	5, // [5:7] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 1: phantom.mcp.v1.Tool.reach:type_name -> phantom.mcp.v1.Reach
+	4, // 2: phantom.mcp.v1.Tool.also:type_name -> phantom.mcp.v1.ConditionalCapability
+	3, // 3: phantom.mcp.v1.Tool.wait_bound:type_name -> phantom.mcp.v1.WaitBound
+	0, // 4: phantom.mcp.v1.ConditionalCapability.capability:type_name -> phantom.mcp.v1.Capability
+	1, // 5: phantom.mcp.v1.Reach.kind:type_name -> phantom.mcp.v1.ReachKind
+	6, // 6: phantom.mcp.v1.tool:extendee -> google.protobuf.MethodOptions
+	7, // 7: phantom.mcp.v1.daemon:extendee -> google.protobuf.ServiceOptions
+	2, // 8: phantom.mcp.v1.tool:type_name -> phantom.mcp.v1.Tool
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	8, // [8:9] is the sub-list for extension type_name
+	6, // [6:8] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_phantom_mcp_v1_options_proto_init() }
@@ -556,7 +646,7 @@ func file_phantom_mcp_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_mcp_v1_options_proto_rawDesc), len(file_phantom_mcp_v1_options_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 2,
 			NumServices:   0,
 		},

@@ -1380,13 +1380,10 @@ type ReadOutputRequest struct {
 	// response for the same tab, as given (its content is not part of the
 	// contract). Empty to read the last lines.
 	Cursor string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	// The most bytes of text in one response, counting each line's UTF-8
-	// bytes plus one for its line break (default 65536, from 1024 to
-	// 1048576). The default, 64 KiB, is about 16,000 tokens of typical
-	// terminal text: it stays under the ~25,000-token limit at which Claude
-	// Code truncates a tool result, with room for the JSON around the lines.
-	// Text in CJK scripts or binary garbage takes more tokens per byte: ask
-	// for less there.
+	// The most bytes of text in one response, each line's UTF-8 bytes plus
+	// one (default 65536: about 16,000 tokens of terminal text, under the
+	// ~25,000 at which Claude Code truncates a result; ask for less of CJK
+	// text).
 	MaxBytes *int32 `protobuf:"varint,4,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
 	// Return the last command the tab's shell finished instead of lines, in
 	// last_command: its text, exit code and its own output (only the lines
@@ -1688,11 +1685,8 @@ type RunCommandRequest struct {
 	Command string `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
 	// Wait up to this many seconds for the command to end and return its
 	// result (exit code, duration, output); 0 (the default) only types it.
-	// At most 600; some agents give up on a tool call sooner (Codex after
-	// 60 s by default). The end is the shell's end-of-command mark in bash,
-	// zsh and fish tabs; in a tab without shell integration (such as sh)
-	// it is the shell taking the terminal back with no output for a moment,
-	// and the exit code is unknown. Needs the read permission too.
+	// In a tab without shell integration (such as sh) the end is the shell
+	// taking the terminal back, and the exit code is unknown.
 	WaitSeconds int32 `protobuf:"varint,3,opt,name=wait_seconds,json=waitSeconds,proto3" json:"wait_seconds,omitempty"`
 	// With wait_seconds: the most output lines to return (default 200,
 	// from 1 to 100000); a longer output returns its last lines and
@@ -4408,18 +4402,20 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xc5\x18\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb8\x19\n" +
 	"\x0fTerminalService\x12\xa7\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
 	"\x0eCreateTerminal\x12*.phantom.terminal.v1.CreateTerminalRequest\x1a+.phantom.terminal.v1.CreateTerminalResponse\"c\xc2\xf3\x18_\n" +
-	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01b\x17Open a new terminal tab\x12\xa1\x01\n" +
+	"\x0fcreate_terminal2\acommand2\x04cols2\x04rows2\twindow_id2\reditor_socket8\x01B\x02\b\x01b\x17Open a new terminal tab\x12\xd6\x01\n" +
 	"\n" +
-	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"B\xc2\xf3\x18>\n" +
-	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_idb\x18Read a terminal's output\x12\xbd\x01\n" +
+	"ReadOutput\x12&.phantom.terminal.v1.ReadOutputRequest\x1a'.phantom.terminal.v1.ReadOutputResponse\"w\xc2\xf3\x18s\n" +
+	"\vread_output\x10\x01 \x018\x02B\x0f\b\x02\x12\vterminal_idb\x18Read a terminal's outputj!`{wait_for}` in tab {terminal_id}r\x10\n" +
+	"\fwait_seconds\x10\x1e\x12\xfb\x01\n" +
 	"\n" +
-	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"^\xc2\xf3\x18Z\n" +
-	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_secondsb\x1bRun a command in a terminal\x12\xa2\x01\n" +
+	"RunCommand\x12&.phantom.terminal.v1.RunCommandRequest\x1a'.phantom.terminal.v1.RunCommandResponse\"\x9b\x01\xc2\xf3\x18\x96\x01\n" +
+	"\vrun_command\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\acommandR\x10\b\x02\x12\fwait_secondsb\x1bRun a command in a terminalj*`{command}` to finish in tab {terminal_id}r\x0e\n" +
+	"\fwait_seconds\x12\xa2\x01\n" +
 	"\rFocusTerminal\x12).phantom.terminal.v1.FocusTerminalRequest\x1a*.phantom.terminal.v1.FocusTerminalResponse\":\xc2\xf3\x186\n" +
 	"\x0efocus_terminal \x018\x01B\x02\b\x01b\x1cBring a terminal tab forward\x12\xab\x01\n" +
 	"\x0eUpdateTerminal\x12*.phantom.terminal.v1.UpdateTerminalRequest\x1a+.phantom.terminal.v1.UpdateTerminalResponse\"@\xc2\xf3\x18<\n" +

@@ -62,60 +62,40 @@ type TerminalServiceClient interface {
 	// Opens a new tab running the user's shell (or a configured agent) in a
 	// directory, optionally in a group.
 	CreateTerminal(ctx context.Context, in *CreateTerminalRequest, opts ...grpc.CallOption) (*CreateTerminalResponse, error)
-	// Reads a tab's output as rendered text: no escape sequences, no control
-	// characters, soft-wrapped rows joined into one line, oldest first.
-	// Without a cursor it returns the tab's last lines (100 unless `lines`
-	// says otherwise). One response holds at most max_bytes of text (64 KiB
-	// unless set): when the lines asked for do not fit, it holds the newest
-	// of them and older_cursor reads the ones before. next_cursor always
-	// marks the end of what was returned: pass it as cursor later to read
-	// only what the tab printed since. A line longer than max_bytes comes in
-	// parts; the note says so and which cursor continues it. Lines are
-	// numbered (first_seq) and keep their numbers as the scrollback drops
-	// its oldest; trimmed_lines counts lines asked for that were dropped.
-	// To read only what is new since an earlier read ("since"), pass that
-	// read's next_cursor as cursor: nothing new returns no lines.
-	// last_command returns the last command the shell finished (text, exit
-	// code and its own output) instead of lines. wait_for waits, up to
-	// wait_seconds, until a line matches a regular expression (or the tab is
-	// idle) and returns from the matching line on.
+	// Reads a tab's output as rendered text (no escape sequences,
+	// soft-wrapped rows joined, oldest first): its last `lines` lines (100
+	// unless set), at most max_bytes of text; when they do not fit, the
+	// newest come and older_cursor reads the ones before. Pass next_cursor
+	// as cursor later to read only what the tab printed since (nothing new:
+	// no lines). A line longer than max_bytes comes in parts; the note says
+	// which cursor continues it. Lines keep their numbers (first_seq) as the
+	// scrollback drops its oldest. last_command returns the last command the
+	// shell finished (text, exit code, its own output) instead. wait_for
+	// waits until a line matches a regular expression (or the tab is idle)
+	// and returns from the matching line on.
 	ReadOutput(ctx context.Context, in *ReadOutputRequest, opts ...grpc.CallOption) (*ReadOutputResponse, error)
-	// Types one command line into an idle tab and presses Enter. A busy tab is
-	// refused with the name of what runs there. It types only into an empty
-	// command line: when the tab's prompt holds text typed (by the human,
-	// `phantom send`, send_keys) but not entered, a line recalled from
-	// history, the start of a continued command, or keys typed moments ago,
-	// it is refused (failed precondition) without quoting that text, and
+	// Types one command line into an idle tab and presses Enter. A busy tab
+	// is refused, naming what runs there; so is a prompt holding text not
+	// entered (typed, recalled, a continued command, keys typed moments ago,
+	// or in a tab without shell integration any key since the last Enter):
 	// nothing is typed or cleared; wait, or open a tab of your own with
-	// create_terminal. In a tab without shell integration (such as sh) the
-	// prompt cannot be seen, so any key typed there since the last Enter
-	// keeps it out. With wait_seconds it waits
-	// for the command to end and returns its exit code, how long it took and
-	// its own output (only the lines it printed, not the prompt or earlier
-	// output), so one call runs a command and tells how it went; if it is
-	// still running when the time is up, still_running is true and
-	// read_output with the returned next_cursor (and wait_for "idle")
-	// continues. Waiting returns output, so it needs the read permission as
-	// well as run: one permission sheet asks for both.
+	// create_terminal. With wait_seconds it waits for the command to end and
+	// returns its exit code, duration and only the lines it printed; if it
+	// still runs when the time is up, still_running is true and read_output
+	// with the returned next_cursor (and wait_for "idle") continues.
 	RunCommand(ctx context.Context, in *RunCommandRequest, opts ...grpc.CallOption) (*RunCommandResponse, error)
-	// Brings a tab forward in its window. The human's attached clients that
-	// are quiet switch to it at once; a client whose human is typing (a key
-	// in the last 2 seconds, a half-typed command line, a prompt or box
-	// open) is not switched, so that the rest of the line does not land in
-	// another tab: it shows a notice naming you and the tab, which the human
-	// may accept or ignore. The result's outcome says which happened; do not
-	// call again to insist.
+	// Brings a tab forward in its window. The human's quiet attached clients
+	// switch to it at once; one whose human is typing is not switched and
+	// shows a notice naming you and the tab instead, which the human may
+	// accept. The result's outcome says which happened; do not call again
+	// to insist.
 	FocusTerminal(ctx context.Context, in *FocusTerminalRequest, opts ...grpc.CallOption) (*FocusTerminalResponse, error)
 	// Changes a tab's name, icon or colour.
 	UpdateTerminal(ctx context.Context, in *UpdateTerminalRequest, opts ...grpc.CallOption) (*UpdateTerminalResponse, error)
 	// Closes a tab and ends what runs in it: its processes are hung up
 	// (SIGHUP, as when a terminal window closes), and the tab is gone from
-	// list_terminals. The result is the tab as it was just before. A tab
-	// this agent opened (create_terminal, or opened by one of those) closes
-	// without a permission sheet; any other tab — the human's, another
-	// agent's, or the caller's own, which ends the agent itself and its
-	// MCP connection, so no result may arrive — needs the run permission,
-	// and the call may wait for the human to answer a sheet.
+	// list_terminals. The result is the tab as it was just before. Closing
+	// the caller's own tab ends the agent itself, so no result may arrive.
 	CloseTerminal(ctx context.Context, in *CloseTerminalRequest, opts ...grpc.CallOption) (*CloseTerminalResponse, error)
 	// Resizes a tab's terminal; its program sees the new size.
 	ResizeTerminal(ctx context.Context, in *ResizeTerminalRequest, opts ...grpc.CallOption) (*ResizeTerminalResponse, error)
@@ -165,12 +145,8 @@ type TerminalServiceClient interface {
 	// Tab BTab Escape Space BSpace Up Down Left Right Home End PageUp PageDown
 	// Insert Delete F1..F12, and C-x (Ctrl), M-x (Alt), S-x (Shift), combined
 	// as C-M-x. An item shaped like a key name that names none (C-Foo, F13,
-	// Ctrl-C) is refused, naming it; literal types every item as text. Into
-	// a tab this agent opened (create_terminal, or opened by one of those)
-	// it types without a permission sheet; into any other tab, the caller's
-	// own included, it needs the run permission, and the call may wait for
-	// the human to answer a sheet that spells the keys. The human's CLI
-	// (`phantom send`) takes the same keys.
+	// Ctrl-C) is refused, naming it; literal types every item as text. A
+	// permission sheet spells the keys.
 	SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error)
 }
 
@@ -433,60 +409,40 @@ type TerminalServiceServer interface {
 	// Opens a new tab running the user's shell (or a configured agent) in a
 	// directory, optionally in a group.
 	CreateTerminal(context.Context, *CreateTerminalRequest) (*CreateTerminalResponse, error)
-	// Reads a tab's output as rendered text: no escape sequences, no control
-	// characters, soft-wrapped rows joined into one line, oldest first.
-	// Without a cursor it returns the tab's last lines (100 unless `lines`
-	// says otherwise). One response holds at most max_bytes of text (64 KiB
-	// unless set): when the lines asked for do not fit, it holds the newest
-	// of them and older_cursor reads the ones before. next_cursor always
-	// marks the end of what was returned: pass it as cursor later to read
-	// only what the tab printed since. A line longer than max_bytes comes in
-	// parts; the note says so and which cursor continues it. Lines are
-	// numbered (first_seq) and keep their numbers as the scrollback drops
-	// its oldest; trimmed_lines counts lines asked for that were dropped.
-	// To read only what is new since an earlier read ("since"), pass that
-	// read's next_cursor as cursor: nothing new returns no lines.
-	// last_command returns the last command the shell finished (text, exit
-	// code and its own output) instead of lines. wait_for waits, up to
-	// wait_seconds, until a line matches a regular expression (or the tab is
-	// idle) and returns from the matching line on.
+	// Reads a tab's output as rendered text (no escape sequences,
+	// soft-wrapped rows joined, oldest first): its last `lines` lines (100
+	// unless set), at most max_bytes of text; when they do not fit, the
+	// newest come and older_cursor reads the ones before. Pass next_cursor
+	// as cursor later to read only what the tab printed since (nothing new:
+	// no lines). A line longer than max_bytes comes in parts; the note says
+	// which cursor continues it. Lines keep their numbers (first_seq) as the
+	// scrollback drops its oldest. last_command returns the last command the
+	// shell finished (text, exit code, its own output) instead. wait_for
+	// waits until a line matches a regular expression (or the tab is idle)
+	// and returns from the matching line on.
 	ReadOutput(context.Context, *ReadOutputRequest) (*ReadOutputResponse, error)
-	// Types one command line into an idle tab and presses Enter. A busy tab is
-	// refused with the name of what runs there. It types only into an empty
-	// command line: when the tab's prompt holds text typed (by the human,
-	// `phantom send`, send_keys) but not entered, a line recalled from
-	// history, the start of a continued command, or keys typed moments ago,
-	// it is refused (failed precondition) without quoting that text, and
+	// Types one command line into an idle tab and presses Enter. A busy tab
+	// is refused, naming what runs there; so is a prompt holding text not
+	// entered (typed, recalled, a continued command, keys typed moments ago,
+	// or in a tab without shell integration any key since the last Enter):
 	// nothing is typed or cleared; wait, or open a tab of your own with
-	// create_terminal. In a tab without shell integration (such as sh) the
-	// prompt cannot be seen, so any key typed there since the last Enter
-	// keeps it out. With wait_seconds it waits
-	// for the command to end and returns its exit code, how long it took and
-	// its own output (only the lines it printed, not the prompt or earlier
-	// output), so one call runs a command and tells how it went; if it is
-	// still running when the time is up, still_running is true and
-	// read_output with the returned next_cursor (and wait_for "idle")
-	// continues. Waiting returns output, so it needs the read permission as
-	// well as run: one permission sheet asks for both.
+	// create_terminal. With wait_seconds it waits for the command to end and
+	// returns its exit code, duration and only the lines it printed; if it
+	// still runs when the time is up, still_running is true and read_output
+	// with the returned next_cursor (and wait_for "idle") continues.
 	RunCommand(context.Context, *RunCommandRequest) (*RunCommandResponse, error)
-	// Brings a tab forward in its window. The human's attached clients that
-	// are quiet switch to it at once; a client whose human is typing (a key
-	// in the last 2 seconds, a half-typed command line, a prompt or box
-	// open) is not switched, so that the rest of the line does not land in
-	// another tab: it shows a notice naming you and the tab, which the human
-	// may accept or ignore. The result's outcome says which happened; do not
-	// call again to insist.
+	// Brings a tab forward in its window. The human's quiet attached clients
+	// switch to it at once; one whose human is typing is not switched and
+	// shows a notice naming you and the tab instead, which the human may
+	// accept. The result's outcome says which happened; do not call again
+	// to insist.
 	FocusTerminal(context.Context, *FocusTerminalRequest) (*FocusTerminalResponse, error)
 	// Changes a tab's name, icon or colour.
 	UpdateTerminal(context.Context, *UpdateTerminalRequest) (*UpdateTerminalResponse, error)
 	// Closes a tab and ends what runs in it: its processes are hung up
 	// (SIGHUP, as when a terminal window closes), and the tab is gone from
-	// list_terminals. The result is the tab as it was just before. A tab
-	// this agent opened (create_terminal, or opened by one of those) closes
-	// without a permission sheet; any other tab — the human's, another
-	// agent's, or the caller's own, which ends the agent itself and its
-	// MCP connection, so no result may arrive — needs the run permission,
-	// and the call may wait for the human to answer a sheet.
+	// list_terminals. The result is the tab as it was just before. Closing
+	// the caller's own tab ends the agent itself, so no result may arrive.
 	CloseTerminal(context.Context, *CloseTerminalRequest) (*CloseTerminalResponse, error)
 	// Resizes a tab's terminal; its program sees the new size.
 	ResizeTerminal(context.Context, *ResizeTerminalRequest) (*ResizeTerminalResponse, error)
@@ -536,12 +492,8 @@ type TerminalServiceServer interface {
 	// Tab BTab Escape Space BSpace Up Down Left Right Home End PageUp PageDown
 	// Insert Delete F1..F12, and C-x (Ctrl), M-x (Alt), S-x (Shift), combined
 	// as C-M-x. An item shaped like a key name that names none (C-Foo, F13,
-	// Ctrl-C) is refused, naming it; literal types every item as text. Into
-	// a tab this agent opened (create_terminal, or opened by one of those)
-	// it types without a permission sheet; into any other tab, the caller's
-	// own included, it needs the run permission, and the call may wait for
-	// the human to answer a sheet that spells the keys. The human's CLI
-	// (`phantom send`) takes the same keys.
+	// Ctrl-C) is refused, naming it; literal types every item as text. A
+	// permission sheet spells the keys.
 	SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error)
 	mustEmbedUnimplementedTerminalServiceServer()
 }
