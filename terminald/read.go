@@ -356,7 +356,7 @@ func commandNote(res *terminalv1.CommandResult, c workspace.Command, p screen.Pa
 		parts = append(parts, fmt.Sprintf("The first %d lines of its output were already dropped from the scrollback.", p.Trimmed))
 	}
 	if p.More {
-		parts = append(parts, fmt.Sprintf("Only its last %d of %d lines fit max_lines (%d) and max_bytes (%d); "+
+		parts = append(parts, fmt.Sprintf("Only its last %d of %d lines fit the line limit (%d) and max_bytes (%d); "+
 			"read_output with cursor=output_cursor reads all of them, exactly.", len(p.Lines), res.TotalLines, maxLines, maxBytes))
 	}
 	if cp := res.Compaction; cp.BlankLinesRemoved > 0 || cp.LinesCut > 0 {
@@ -487,6 +487,40 @@ func (s *Service) readLastCommand(r *terminalv1.ReadOutputRequest) (*terminalv1.
 	return &terminalv1.ReadOutputResponse{TerminalId: id, LastCommand: res, NextCursor: next, Note: res.GetNote()}, nil
 }
 
+// readWaited reads what a wait_for read returns once the wait is over,
+// from start (the matching line when matched, else where the search
+// started) on, bounded by lines and max_bytes as a read without wait_for
+// is: with a cursor, a page forward from start; without one, on a match
+// the lines from the matching line on, and otherwise the newest lines
+// since start (older_cursor reads the rest), as a plain read returns the
+// newest lines of a tab.
+func readWaited(scr *screen.Screen, r *terminalv1.ReadOutputRequest, cur *readCursor, start screen.Pos, matched bool, epoch int64, maxBytes int) *terminalv1.ReadOutputResponse {
+	id := r.GetTerminalId()
+	pr := &terminalv1.ReadOutputRequest{TerminalId: id, MaxBytes: r.MaxBytes, Lines: r.Lines}
+	if cur != nil {
+		return readPage(scr, pr, &readCursor{tab: id, epoch: epoch, pos: start}, epoch, maxBytes)
+	}
+	n := int32(DefaultReadLines)
+	if r.Lines != nil {
+		n = r.GetLines()
+	}
+	pr.Lines = &n
+	if matched {
+		return readPage(scr, pr, &readCursor{tab: id, epoch: epoch, pos: start}, epoch, maxBytes)
+	}
+	_, next := scr.HistoryBounds()
+	return readPage(scr, pr, &readCursor{tab: id, epoch: epoch, older: true, pos: screen.Pos{Seq: next}, stop: start.Seq}, epoch, maxBytes)
+}
+
+// newestOf qualifies "the lines from the start of the search" for a
+// wait without a cursor, which returns the newest of them.
+func newestOf(cur *readCursor) string {
+	if cur != nil {
+		return ""
+	}
+	return " (the newest of them, within lines and max_bytes)"
+}
+
 // waitFor is a parsed wait_for: the tab going idle, or a pattern.
 type waitFor struct {
 	idle bool
@@ -524,10 +558,8 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 		wait = time.Duration(r.GetWaitSeconds()) * time.Second
 	}
 	var from screen.Pos
-	var epoch int64
 	var rerr error
 	err = s.ws.ReadScreen(id, func(scr *screen.Screen, e int64) {
-		epoch = e
 		if cur != nil {
 			if cur.epoch != e {
 				rerr = fmt.Errorf("cursor is from an earlier run of tab %s (terminald restarted since) whose output is gone; read without a cursor: %w",
@@ -563,16 +595,11 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 	}
 	var resp *terminalv1.ReadOutputResponse
 	err = s.ws.ReadScreen(id, func(scr *screen.Screen, e int64) {
-		pr := &terminalv1.ReadOutputRequest{TerminalId: id, MaxBytes: r.MaxBytes}
-		if cur != nil {
-			pr.Lines = r.Lines
-		}
-		resp = readPage(scr, pr, &readCursor{tab: id, epoch: e, pos: start}, e, maxBytes)
+		resp = readWaited(scr, r, cur, start, ok && !wf.idle, e, maxBytes)
 	})
 	if err != nil {
 		return nil, err
 	}
-	_ = epoch
 	resp.TerminalId = id
 	resp.WaitMatched, resp.WaitTimedOut = ok, !ok
 	if ok && !wf.idle {
@@ -580,10 +607,10 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 	}
 	switch {
 	case !ok:
-		resp.Note = strings.TrimSpace(fmt.Sprintf("Nothing matched wait_for within %s; these are the lines from the start of the search. "+
-			"Call again with cursor=next_cursor to keep waiting for new output only. %s", wait, resp.Note))
+		resp.Note = strings.TrimSpace(fmt.Sprintf("Nothing matched wait_for within %s; these are the lines printed from the start of the search on%s. "+
+			"Call again with cursor=next_cursor to keep waiting for new output only. %s", wait, newestOf(cur), resp.Note))
 	case wf.idle:
-		resp.Note = strings.TrimSpace("The tab is idle; these are the lines from the start of the search. " + resp.Note)
+		resp.Note = strings.TrimSpace(fmt.Sprintf("The tab is idle; these are the lines printed from the start of the search on%s. %s", newestOf(cur), resp.Note))
 	}
 	return resp, nil
 }

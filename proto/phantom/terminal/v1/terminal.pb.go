@@ -1372,8 +1372,11 @@ type ReadOutputRequest struct {
 	// Without cursor: how many of the last lines to read (default 100). With
 	// a cursor: the most lines to return (default: as many as fit
 	// max_bytes). With wait_for and no cursor: the search starts at the
-	// first of the last `lines` lines. With last_command: the most output
-	// lines to return (default 200; its last ones when there are more).
+	// first of the last `lines` lines, and at most `lines` lines come back
+	// (on a match from the matching line on, else the newest). With
+	// last_command: the most output lines to return (default 200; its last
+	// ones when there are more). Whatever is left out, the note says so and
+	// older_cursor or next_cursor reads it.
 	Lines *int32 `protobuf:"varint,2,opt,name=lines,proto3,oneof" json:"lines,omitempty"`
 	// Where to continue: the next_cursor or older_cursor of an earlier
 	// response for the same tab, as given (its content is not part of the
@@ -1401,7 +1404,9 @@ type ReadOutputRequest struct {
 	// a read without cursor would return). On a match the response's lines
 	// start at the matching line; with "idle" they are what was printed from
 	// the start of the search on. If wait_seconds pass first, wait_timed_out
-	// is true and the lines are what came from the start on.
+	// is true and the lines are what came from the start on. Without a
+	// cursor, lines and max_bytes keep the newest of those lines (a read
+	// with a cursor pages forward, as without wait_for).
 	WaitFor string `protobuf:"bytes,6,opt,name=wait_for,json=waitFor,proto3" json:"wait_for,omitempty"`
 	// How long wait_for may wait, in seconds (default 30, at most 600). Some
 	// agents give up on a tool call sooner (Codex after 60 s by default).
