@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -64,7 +66,11 @@ func bridge(tg target, client string, drain time.Duration, stdin io.Reader, stdo
 // per-connection state goes with the old connection: "once" permission
 // answers, and calls in flight. Those calls — requests sent on the old
 // connection and not answered — get a JSON-RPC error from the bridge
-// itself saying the gateway went away. Requests the client sends while
+// itself saying the gateway went away, while the client still waits for
+// them: not a call it cancelled (notifications/cancelled), nor one in
+// flight when it closed its input. A cancelled request gets no response
+// at all, as the MCP spec says: the bridge drops the gateway's answer to
+// it too, should one come. Requests the client sends while
 // the bridge reconnects wait; if the gateway stays away past the bounds,
 // they are answered with an error naming the socket and `phantom up`.
 //
@@ -100,6 +106,9 @@ type session struct {
 	// answered to the connection it went on; serverReqs the same for the
 	// gateway's requests to the client.
 	inflight, serverReqs map[string]int
+	// cancelled maps the id of each request the client cancelled while
+	// in flight to the connection it went on: its answer is dropped.
+	cancelled map[string]int
 	// fatal ends the bridge: the client's stdout broke, or a restarted
 	// gateway refused the bridge.
 	fatal     error
@@ -121,7 +130,7 @@ type gwConn struct {
 // input or the gateway failed), or on a fatal error.
 func runBridge(tg target, client string, times bridgeTimes, stdin io.Reader, stdout io.Writer) error {
 	s := &session{tg: tg, client: client, times: times, out: stdout,
-		inflight: map[string]int{}, serverReqs: map[string]int{}, fatalDone: make(chan struct{})}
+		inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{}, fatalDone: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	gc, err := s.connect()
 	if err != nil {
@@ -320,10 +329,22 @@ func (s *session) fromClient(line []byte) error {
 		if msg.method == "initialize" {
 			s.pendingInit, s.pendingInitID = bytes.Clone(line), msg.id
 		}
-		s.inflight[msg.id] = gc.gen
+		id := canonID(msg.id)
+		s.inflight[id] = gc.gen
+		delete(s.cancelled, id) // an id used again names this request now
 	case kindNotification:
-		if msg.method == "notifications/initialized" {
+		switch msg.method {
+		case "notifications/initialized":
 			s.initialized = bytes.Clone(line)
+		case "notifications/cancelled":
+			// Passed on, so that the gateway stops the call; whatever
+			// answer still comes is dropped.
+			if id, ok := cancelledID(line); ok {
+				if gen, ok := s.inflight[id]; ok {
+					delete(s.inflight, id)
+					s.cancelled[id] = gen
+				}
+			}
 		}
 	case kindResponse:
 		// An answer to a request of the gateway's: only the connection
@@ -369,8 +390,14 @@ func (s *session) fromGateway(gc *gwConn, line []byte) error {
 	msg := scanMessage(line)
 	switch msg.kind {
 	case kindResponse:
+		id := canonID(msg.id)
 		s.mu.Lock()
-		delete(s.inflight, msg.id)
+		if _, ok := s.cancelled[id]; ok {
+			delete(s.cancelled, id)
+			s.mu.Unlock()
+			return nil // the client cancelled it: no response
+		}
+		delete(s.inflight, id)
 		if s.pendingInit != nil && msg.id == s.pendingInitID {
 			// Replayed on a new connection only once it succeeded here.
 			if !msg.isError {
@@ -406,6 +433,16 @@ func (s *session) lost(gc *gwConn, err error) {
 		if gen == gc.gen {
 			delete(s.serverReqs, id)
 		}
+	}
+	for id, gen := range s.cancelled {
+		if gen == gc.gen {
+			delete(s.cancelled, id)
+		}
+	}
+	if s.inputDone {
+		// The client closed its input: it abandoned these calls, and
+		// "make the call again" would be said to no one.
+		ids = nil
 	}
 	again := !s.inputDone && s.fatal == nil && !s.reconnecting
 	if again {
@@ -521,6 +558,55 @@ func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 		*buf = append(*buf, line...)
 	}
 	return *buf, err
+}
+
+// cancelledID returns the canonical id (canonID) of the request a
+// notifications/cancelled line names.
+func cancelledID(line []byte) (string, bool) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &n) != nil || len(n.Params.RequestID) == 0 {
+		return "", false
+	}
+	return canonID(string(n.Params.RequestID)), true
+}
+
+// canonID is one spelling of a JSON-RPC id as written (7, "a"), so that
+// a request's id, the id in a notifications/cancelled naming it and the
+// id the gateway answers under compare equal however each was escaped or
+// written (7 and 7.0, "a" and "\u0061"). Plain ids, the usual kind, are
+// returned as they are.
+func canonID(raw string) string {
+	plain := len(raw) > 0
+	for i := 0; i < len(raw) && plain; i++ {
+		c := raw[i]
+		plain = c >= '0' && c <= '9' || c == '-' && i == 0
+	}
+	if plain || len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !strings.ContainsAny(raw[1:len(raw)-1], `\"`) {
+		return raw
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return strconv.FormatInt(i, 10)
+		}
+		if f, err := n.Float64(); err == nil && f == float64(int64(f)) {
+			return strconv.FormatInt(int64(f), 10)
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return string(b)
 }
 
 // Kinds of line, by their top-level members.
