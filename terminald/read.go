@@ -312,13 +312,13 @@ func (s *Service) commandResult(id string, c workspace.Command, maxLines, maxByt
 	end := c.End
 	if c.Finished {
 		res.FinishedAt = stamp(c.FinishedAt)
-		res.DurationMs = c.FinishedAt.Sub(c.StartedAt).Milliseconds()
+		res.DurationMs = duration(c.StartedAt, c.FinishedAt)
 		if c.HasExit {
 			code := int32(c.ExitCode)
 			res.ExitCode = &code
 		}
 	} else {
-		res.DurationMs = time.Since(c.StartedAt).Milliseconds()
+		res.DurationMs = duration(c.StartedAt, time.Now())
 	}
 	var next string
 	err := s.ws.ReadScreen(id, func(scr *screen.Screen, epoch int64) {
@@ -352,6 +352,10 @@ func commandNote(res *terminalv1.CommandResult, c workspace.Command, p screen.Pa
 	if c.Cleared {
 		parts = append(parts, "The command cleared the screen; its output before that is not included.")
 	}
+	if c.TimesLost {
+		parts = append(parts, "When it ran is not fully known (finished_at or started_at is empty, duration_ms 0): "+
+			"terminald restarted (phantom upgrade, or a crash) before it could keep the command's times.")
+	}
 	if p.Trimmed > 0 {
 		parts = append(parts, fmt.Sprintf("The first %d lines of its output were already dropped from the scrollback.", p.Trimmed))
 	}
@@ -370,6 +374,15 @@ func commandNote(res *terminalv1.CommandResult, c workspace.Command, p screen.Pa
 		parts = append(parts, "The shell reports running a different command line than the one typed (history expansion such as !! changes it): command holds what the shell ran.")
 	}
 	return strings.Join(parts, " ")
+}
+
+// duration is the milliseconds from start to end; 0 when either is not
+// known.
+func duration(start, end time.Time) int64 {
+	if start.IsZero() || end.IsZero() {
+		return 0
+	}
+	return end.Sub(start).Milliseconds()
 }
 
 // stamp formats t for a response: RFC 3339, milliseconds, UTC; "" for the
@@ -394,7 +407,7 @@ func (s *Service) lastCommandSummary(id string) *terminalv1.CommandResult {
 // summary is c without its output, for list_terminals.
 func summary(c workspace.Command) *terminalv1.CommandResult {
 	res := &terminalv1.CommandResult{Command: c.Text, StartedAt: stamp(c.StartedAt), FinishedAt: stamp(c.FinishedAt),
-		DurationMs: c.FinishedAt.Sub(c.StartedAt).Milliseconds()}
+		DurationMs: duration(c.StartedAt, c.FinishedAt)}
 	if c.HasExit {
 		code := int32(c.ExitCode)
 		res.ExitCode = &code

@@ -188,8 +188,13 @@ func readLastCommand(ctx context.Context, tc terminalv1.TerminalServiceClient, w
 		return 0, err
 	}
 	res := resp.GetLastCommand()
-	fmt.Fprintf(errw, "phantom read: %q finished at %s, exit status %d, in %d ms\n",
-		res.GetCommand(), res.GetFinishedAt(), res.GetExitCode(), res.GetDurationMs())
+	if res.GetFinishedAt() == "" || res.GetStartedAt() == "" {
+		fmt.Fprintf(errw, "phantom read: %q finished with exit status %d; when it ran is not known (terminald restarted before it kept the times)\n",
+			res.GetCommand(), res.GetExitCode())
+	} else {
+		fmt.Fprintf(errw, "phantom read: %q finished at %s, exit status %d, in %d ms\n",
+			res.GetCommand(), res.GetFinishedAt(), res.GetExitCode(), res.GetDurationMs())
+	}
 	if err := copyLines(ctx, tc, w, tab, res.GetOutputCursor(), res.GetTotalLines()); err != nil {
 		return 0, err
 	}
