@@ -140,13 +140,14 @@ func (s *Service) ReadOutput(ctx context.Context, r *terminalv1.ReadOutputReques
 	}
 	var resp *terminalv1.ReadOutputResponse
 	var rerr error
-	err := s.ws.ReadScreen(r.GetTerminalId(), func(scr *screen.Screen, epoch int64) {
+	err := s.ws.ReadScreenSeen(r.GetTerminalId(), func(scr *screen.Screen, epoch int64, seen screen.Pos) {
 		if cur != nil && cur.epoch != epoch {
 			rerr = fmt.Errorf("cursor is from an earlier run of tab %s (terminald restarted since) whose output is gone; read without a cursor: %w",
 				cur.tab, errdefs.ErrFailedPrecondition)
 			return
 		}
 		resp = readPage(scr, r, cur, epoch, maxBytes)
+		floorNext(scr, resp, epoch, seen)
 	})
 	if err != nil {
 		return nil, err
@@ -210,6 +211,31 @@ func readPage(scr *screen.Screen, r *terminalv1.ReadOutputRequest, cur *readCurs
 	resp.More = !older && !alt && p.More
 	resp.Note = readNote(resp, p, older, stop, maxBytes, maxLines)
 	return resp
+}
+
+// floorNext moves a response's next_cursor, when the read reached the
+// end of the history, up to seen: the end of the prompt the shell sits at,
+// drawn (Workspace.ReadScreenSeen). A read that caught the shell redrawing
+// its prompt — erased, not yet printed again — would otherwise hand out a
+// cursor before it, and the redrawn prompt would read as new output.
+func floorNext(scr *screen.Screen, resp *terminalv1.ReadOutputResponse, epoch int64, seen screen.Pos) {
+	if resp == nil || resp.GetMore() || resp.GetNextCursor() == "" || seen == (screen.Pos{}) {
+		return
+	}
+	c, err := parseCursor(resp.GetNextCursor())
+	if err != nil || c.epoch != epoch || !posLess(c.pos, seen) {
+		return
+	}
+	if posLess(c.pos, scr.HistoryEnd()) {
+		return // a page that stopped short of the end: text is left to read
+	}
+	c.pos = seen
+	resp.NextCursor = c.String()
+}
+
+// posLess reports whether a comes before b.
+func posLess(a, b screen.Pos) bool {
+	return a.Seq < b.Seq || a.Seq == b.Seq && a.Off < b.Off
 }
 
 // readNote says in words what a page left out and how to read it.
@@ -607,8 +633,9 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 		start = screen.Pos{Seq: seq}
 	}
 	var resp *terminalv1.ReadOutputResponse
-	err = s.ws.ReadScreen(id, func(scr *screen.Screen, e int64) {
+	err = s.ws.ReadScreenSeen(id, func(scr *screen.Screen, e int64, seen screen.Pos) {
 		resp = readWaited(scr, r, cur, start, ok && !wf.idle, e, maxBytes)
+		floorNext(scr, resp, e, seen)
 	})
 	if err != nil {
 		return nil, err

@@ -410,7 +410,7 @@ func (w *Workspace) WaitFor(ctx context.Context, id string, from screen.Pos, idl
 		g := t.outputGen()
 		if idle {
 			t.mu.Lock()
-			ok := t.idleLocked()
+			ok := t.idleLocked() && !t.promptDrawingLocked()
 			shell, exited := t.shell, t.exited || t.closed
 			t.mu.Unlock()
 			switch {
