@@ -60,6 +60,20 @@ func holdGateway(c *net.UnixConn, br *bufio.Reader, n int) {
 	}
 }
 
+// startPipeBridge runs a bridge to sock for a pipe client, initialized;
+// the channel gets what the bridge returned.
+func startPipeBridge(t *testing.T, sock string) (*pipeClient, chan error) {
+	t.Helper()
+	pc, stdin, stdout := newPipeClient(t)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runBridge(target{socket: sock, from: "--socket"}, "fake", bridgeTimes{drain: 10 * time.Second, reconnect: 20 * time.Second, retry: time.Second}, stdin, stdout)
+	}()
+	pc.send(initLine)
+	pc.next()
+	return pc, errc
+}
+
 // TestBridgeDropsCancelled: a request the client cancelled gets no
 // response through the bridge — not the gateway's answer that raced the
 // cancellation (under another spelling of its id too), nor the bridge's
@@ -73,13 +87,7 @@ func TestBridgeDropsCancelled(t *testing.T) {
 		c.Write([]byte(okHello))
 		holdGateway(c, br, n)
 	})
-	pc, stdin, stdout := newPipeClient(t)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- runBridge(target{socket: sock, from: "--socket"}, "fake", bridgeTimes{drain: 10 * time.Second, reconnect: 20 * time.Second, retry: time.Second}, stdin, stdout)
-	}()
-	pc.send(initLine)
-	pc.next()
+	pc, errc := startPipeBridge(t, sock)
 	pc.send(initializedLine)
 	cancel := func(id string) string {
 		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user"}}`
@@ -135,13 +143,7 @@ func TestBridgeAbandoned(t *testing.T) {
 		c.Write([]byte(okHello))
 		holdGateway(c, br, 1) // returns, closing, at the end of the input
 	})
-	pc, stdin, stdout := newPipeClient(t)
-	errc := make(chan error, 1)
-	go func() {
-		errc <- runBridge(target{socket: sock, from: "--socket"}, "fake", bridgeTimes{drain: 10 * time.Second, reconnect: 20 * time.Second, retry: time.Second}, stdin, stdout)
-	}()
-	pc.send(initLine)
-	pc.next()
+	pc, errc := startPipeBridge(t, sock)
 	pc.send(`{"jsonrpc":"2.0","id":2,"method":"hold"}`)
 	pc.stdin.Close()
 	if err := <-errc; err != nil {
