@@ -159,6 +159,11 @@ func TestBridgeCancelEndToEnd(t *testing.T) {
 		t.Fatalf("answer to ping 7 = %v", r)
 	}
 	b.cancel(5)
+	// The ping's answer comes after the bridge took the cancellation.
+	b.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if r := b.nextAnswer(); r["id"] != 9.0 {
+		t.Fatalf("answer to ping 9 = %v", r)
+	}
 	gw := 0
 	for _, d := range getStatus(t, env).Daemons {
 		if d.Name == "gateway" {
