@@ -109,6 +109,10 @@ type session struct {
 	// cancelled maps the id of each request the client cancelled while
 	// in flight to the connection it went on: its answer is dropped.
 	cancelled map[string]int
+	// tokens maps the progressToken of each request in flight that has
+	// one to its id, so that progress about a cancelled request is
+	// dropped too; tokenOf is the other way.
+	tokens, tokenOf map[string]string
 	// fatal ends the bridge: the client's stdout broke, or a restarted
 	// gateway refused the bridge.
 	fatal     error
@@ -130,7 +134,8 @@ type gwConn struct {
 // input or the gateway failed), or on a fatal error.
 func runBridge(tg target, client string, times bridgeTimes, stdin io.Reader, stdout io.Writer) error {
 	s := &session{tg: tg, client: client, times: times, out: stdout,
-		inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{}, fatalDone: make(chan struct{})}
+		inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{},
+		tokens: map[string]string{}, tokenOf: map[string]string{}, fatalDone: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	gc, err := s.connect()
 	if err != nil {
@@ -332,6 +337,10 @@ func (s *session) fromClient(line []byte) error {
 		id := canonID(msg.id)
 		s.inflight[id] = gc.gen
 		delete(s.cancelled, id) // an id used again names this request now
+		s.forgetTokenLocked(id)
+		if tok, ok := progressToken(line, "_meta"); ok {
+			s.tokens[tok], s.tokenOf[id] = id, tok
+		}
 	case kindNotification:
 		switch msg.method {
 		case "notifications/initialized":
@@ -342,7 +351,7 @@ func (s *session) fromClient(line []byte) error {
 			if id, ok := cancelledID(line); ok {
 				if gen, ok := s.inflight[id]; ok {
 					delete(s.inflight, id)
-					s.cancelled[id] = gen
+					s.keepCancelledLocked(id, gen)
 				}
 			}
 		}
@@ -392,6 +401,7 @@ func (s *session) fromGateway(gc *gwConn, line []byte) error {
 	case kindResponse:
 		id := canonID(msg.id)
 		s.mu.Lock()
+		s.forgetTokenLocked(id)
 		if _, ok := s.cancelled[id]; ok {
 			delete(s.cancelled, id)
 			s.mu.Unlock()
@@ -410,6 +420,17 @@ func (s *session) fromGateway(gc *gwConn, line []byte) error {
 		s.mu.Lock()
 		s.serverReqs[msg.id] = gc.gen
 		s.mu.Unlock()
+	case kindNotification:
+		if msg.method == "notifications/progress" {
+			if tok, ok := progressToken(line, ""); ok {
+				s.mu.Lock()
+				_, cancelled := s.cancelled[s.tokens[tok]]
+				s.mu.Unlock()
+				if cancelled {
+					return nil // about a call the client cancelled
+				}
+			}
+		}
 	}
 	return s.write(line)
 }
@@ -437,7 +458,11 @@ func (s *session) lost(gc *gwConn, err error) {
 	for id, gen := range s.cancelled {
 		if gen == gc.gen {
 			delete(s.cancelled, id)
+			s.forgetTokenLocked(id)
 		}
+	}
+	for _, id := range ids {
+		s.forgetTokenLocked(id)
 	}
 	if s.inputDone {
 		// The client closed its input: it abandoned these calls, and
@@ -558,6 +583,59 @@ func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 		*buf = append(*buf, line...)
 	}
 	return *buf, err
+}
+
+// maxCancelled bounds the cancelled calls the bridge remembers: the
+// gateway answers none of them, so each stays until its connection ends.
+const maxCancelled = 4096
+
+// keepCancelledLocked remembers that the client cancelled request id, in
+// flight on connection gen, forgetting another cancelled call (whose
+// answer may then come through: the gateway sends none) past
+// maxCancelled.
+func (s *session) keepCancelledLocked(id string, gen int) {
+	for old := range s.cancelled {
+		if len(s.cancelled) < maxCancelled {
+			break
+		}
+		delete(s.cancelled, old)
+		s.forgetTokenLocked(old)
+	}
+	s.cancelled[id] = gen
+}
+
+// forgetTokenLocked forgets the progressToken of request id, if it has
+// one.
+func (s *session) forgetTokenLocked(id string) {
+	if tok, ok := s.tokenOf[id]; ok {
+		delete(s.tokens, tok)
+		delete(s.tokenOf, id)
+	}
+}
+
+// progressToken returns the canonical progressToken (canonID) of a
+// request (in params._meta, meta "_meta") or of a notifications/progress
+// (in params, meta ""). Only lines that mention one are decoded.
+func progressToken(line []byte, meta string) (string, bool) {
+	if !bytes.Contains(line, []byte(`"progressToken"`)) {
+		return "", false
+	}
+	var m struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return "", false
+	}
+	p := m.Params
+	if meta != "" {
+		p = nil
+		json.Unmarshal(m.Params[meta], &p)
+	}
+	tok := p["progressToken"]
+	if len(tok) == 0 || string(tok) == "null" {
+		return "", false
+	}
+	return canonID(string(tok)), true
 }
 
 // cancelledID returns the canonical id (canonID) of the request a

@@ -30,8 +30,10 @@ func TestCanonID(t *testing.T) {
 // holdGateway is a fake gateway that answers "hold" requests only once
 // the client cancels them (as go-sdk v1.8.0 answers a cancelled call when
 // its handler returns), other requests at once, and dies on "crash"
-// without answering it.
+// without answering it. Before it answers a request that has a
+// progressToken, it sends a progress notification for it.
 func holdGateway(c *net.UnixConn, br *bufio.Reader, n int) {
+	tokens := map[string]json.RawMessage{} // request id → progressToken
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -42,10 +44,21 @@ func holdGateway(c *net.UnixConn, br *bufio.Reader, n int) {
 			Method string          `json:"method"`
 			Params struct {
 				RequestID json.RawMessage `json:"requestId"`
+				Meta      struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
 			} `json:"params"`
 		}
 		json.Unmarshal([]byte(line), &m)
+		if tok := m.Params.Meta.ProgressToken; tok != nil {
+			tokens[string(m.ID)] = tok
+		}
 		answer := func(id json.RawMessage) {
+			if tok, ok := tokens[string(id)]; ok {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+					"params": map[string]any{"progressToken": tok, "progress": 1, "message": "still waiting"}})
+				c.Write(append(b, '\n'))
+			}
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"conn": n}})
 			c.Write(append(b, '\n'))
 		}
@@ -76,7 +89,8 @@ func startPipeBridge(t *testing.T, sock string) (*pipeClient, chan error) {
 
 // TestBridgeDropsCancelled: a request the client cancelled gets no
 // response through the bridge — not the gateway's answer that raced the
-// cancellation (under another spelling of its id too), nor the bridge's
+// cancellation (under another spelling of its id too), nor progress about
+// it, nor the bridge's
 // own "went away" error when the gateway dies with it in flight — while
 // a call the client still waits for gets that error, and later calls
 // their answers.
@@ -92,13 +106,16 @@ func TestBridgeDropsCancelled(t *testing.T) {
 	cancel := func(id string) string {
 		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user"}}`
 	}
-	pc.send(`{"jsonrpc":"2.0","id":2,"method":"hold"}`)
+	pc.send(`{"jsonrpc":"2.0","id":2,"method":"hold","params":{"_meta":{"progressToken":"p2"}}}`)
 	pc.send(cancel("2"))
-	pc.send(`{"jsonrpc":"2.0","id":"s-1","method":"hold"}`)
+	pc.send(`{"jsonrpc":"2.0","id":"s-1","method":"hold","params":{"_meta":{"progressToken":7}}}`)
 	pc.send(cancel(`"s\u002d1"`))
-	pc.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	pc.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"progressToken":"p3"}}}`)
+	if r := pc.next(); r["method"] != "notifications/progress" || r["params"].(map[string]any)["progressToken"] != "p3" {
+		t.Fatalf("first line after two cancelled calls = %v; want the progress of call 3 (none about the cancelled calls)", r)
+	}
 	if r := pc.next(); r["id"] != 3.0 {
-		t.Fatalf("first line after two cancelled calls = %v; want the answer to call 3 (the cancelled calls get none)", r)
+		t.Fatalf("line after call 3's progress = %v; want its answer (the cancelled calls get none)", r)
 	}
 	// Calls 4 and 5 are in flight, 4 cancelled, when the gateway dies
 	// on call 6: calls 5 and 6 get the bridge's error, 4 nothing.
