@@ -70,7 +70,7 @@ func bridge(tg target, client string, drain time.Duration, stdin io.Reader, stdo
 // them: not a call it cancelled (notifications/cancelled), nor one in
 // flight when it closed its input. A cancelled request gets no response
 // at all, as the MCP spec says: the bridge drops the gateway's answer to
-// it too, should one come. Requests the client sends while
+// it too, should one come, and progress notifications about it. Requests the client sends while
 // the bridge reconnects wait; if the gateway stays away past the bounds,
 // they are answered with an error naming the socket and `phantom up`.
 //
