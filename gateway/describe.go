@@ -43,7 +43,7 @@ func permissionSentence(rt *toolreg.Tool) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("May wait for the human on a permission sheet, unless a grant covers the call: needs the " +
+	b.WriteString("May wait for the human on a permission sheet unless a grant covers it: needs the " +
 		toolreg.CapabilityName(rt.Capability) + " permission")
 	for _, a := range rt.Also {
 		b.WriteString(" (and " + toolreg.CapabilityName(a.Capability) + " with " + string(a.Field.Name()) + ")")
@@ -56,7 +56,7 @@ func permissionSentence(rt *toolreg.Tool) string {
 		}
 		b.WriteString(".")
 	case mcpv1.ReachKind_REACH_KIND_DIRECTORY:
-		b.WriteString(" for the project of " + string(rt.Reach.Field.Name()) + " (default: the caller tab's, which needs it too).")
+		b.WriteString(" for the project of " + string(rt.Reach.Field.Name()) + " (default the caller tab's, which asks too).")
 	default:
 		b.WriteString(".")
 	}

@@ -140,13 +140,14 @@ func (s *Service) ReadOutput(ctx context.Context, r *terminalv1.ReadOutputReques
 	}
 	var resp *terminalv1.ReadOutputResponse
 	var rerr error
-	err := s.ws.ReadScreen(r.GetTerminalId(), func(scr *screen.Screen, epoch int64) {
+	err := s.ws.ReadScreenSeen(r.GetTerminalId(), func(scr *screen.Screen, epoch int64, seen screen.Pos) {
 		if cur != nil && cur.epoch != epoch {
 			rerr = fmt.Errorf("cursor is from an earlier run of tab %s (terminald restarted since) whose output is gone; read without a cursor: %w",
 				cur.tab, errdefs.ErrFailedPrecondition)
 			return
 		}
 		resp = readPage(scr, r, cur, epoch, maxBytes)
+		floorNext(scr, resp, epoch, seen)
 	})
 	if err != nil {
 		return nil, err
@@ -210,6 +211,31 @@ func readPage(scr *screen.Screen, r *terminalv1.ReadOutputRequest, cur *readCurs
 	resp.More = !older && !alt && p.More
 	resp.Note = readNote(resp, p, older, stop, maxBytes, maxLines)
 	return resp
+}
+
+// floorNext moves a response's next_cursor, when the read reached the
+// end of the history, up to seen: the end of the prompt the shell sits at,
+// drawn (Workspace.ReadScreenSeen). A read that caught the shell redrawing
+// its prompt — erased, not yet printed again — would otherwise hand out a
+// cursor before it, and the redrawn prompt would read as new output.
+func floorNext(scr *screen.Screen, resp *terminalv1.ReadOutputResponse, epoch int64, seen screen.Pos) {
+	if resp == nil || resp.GetMore() || resp.GetNextCursor() == "" || seen == (screen.Pos{}) {
+		return
+	}
+	c, err := parseCursor(resp.GetNextCursor())
+	if err != nil || c.epoch != epoch || !posLess(c.pos, seen) {
+		return
+	}
+	if posLess(c.pos, scr.HistoryEnd()) {
+		return // a page that stopped short of the end: text is left to read
+	}
+	c.pos = seen
+	resp.NextCursor = c.String()
+}
+
+// posLess reports whether a comes before b.
+func posLess(a, b screen.Pos) bool {
+	return a.Seq < b.Seq || a.Seq == b.Seq && a.Off < b.Off
 }
 
 // readNote says in words what a page left out and how to read it.
@@ -312,13 +338,13 @@ func (s *Service) commandResult(id string, c workspace.Command, maxLines, maxByt
 	end := c.End
 	if c.Finished {
 		res.FinishedAt = stamp(c.FinishedAt)
-		res.DurationMs = c.FinishedAt.Sub(c.StartedAt).Milliseconds()
+		res.DurationMs = duration(c.StartedAt, c.FinishedAt)
 		if c.HasExit {
 			code := int32(c.ExitCode)
 			res.ExitCode = &code
 		}
 	} else {
-		res.DurationMs = time.Since(c.StartedAt).Milliseconds()
+		res.DurationMs = duration(c.StartedAt, time.Now())
 	}
 	var next string
 	err := s.ws.ReadScreen(id, func(scr *screen.Screen, epoch int64) {
@@ -352,11 +378,15 @@ func commandNote(res *terminalv1.CommandResult, c workspace.Command, p screen.Pa
 	if c.Cleared {
 		parts = append(parts, "The command cleared the screen; its output before that is not included.")
 	}
+	if c.TimesLost {
+		parts = append(parts, "When it ran is not fully known (finished_at or started_at is empty, duration_ms 0): "+
+			"terminald restarted (phantom upgrade, or a crash) before it could keep the command's times.")
+	}
 	if p.Trimmed > 0 {
 		parts = append(parts, fmt.Sprintf("The first %d lines of its output were already dropped from the scrollback.", p.Trimmed))
 	}
 	if p.More {
-		parts = append(parts, fmt.Sprintf("Only its last %d of %d lines fit max_lines (%d) and max_bytes (%d); "+
+		parts = append(parts, fmt.Sprintf("Only its last %d of %d lines fit the line limit (%d) and max_bytes (%d); "+
 			"read_output with cursor=output_cursor reads all of them, exactly.", len(p.Lines), res.TotalLines, maxLines, maxBytes))
 	}
 	if cp := res.Compaction; cp.BlankLinesRemoved > 0 || cp.LinesCut > 0 {
@@ -370,6 +400,15 @@ func commandNote(res *terminalv1.CommandResult, c workspace.Command, p screen.Pa
 		parts = append(parts, "The shell reports running a different command line than the one typed (history expansion such as !! changes it): command holds what the shell ran.")
 	}
 	return strings.Join(parts, " ")
+}
+
+// duration is the milliseconds from start to end; 0 when either is not
+// known.
+func duration(start, end time.Time) int64 {
+	if start.IsZero() || end.IsZero() {
+		return 0
+	}
+	return end.Sub(start).Milliseconds()
 }
 
 // stamp formats t for a response: RFC 3339, milliseconds, UTC; "" for the
@@ -394,7 +433,7 @@ func (s *Service) lastCommandSummary(id string) *terminalv1.CommandResult {
 // summary is c without its output, for list_terminals.
 func summary(c workspace.Command) *terminalv1.CommandResult {
 	res := &terminalv1.CommandResult{Command: c.Text, StartedAt: stamp(c.StartedAt), FinishedAt: stamp(c.FinishedAt),
-		DurationMs: c.FinishedAt.Sub(c.StartedAt).Milliseconds()}
+		DurationMs: duration(c.StartedAt, c.FinishedAt)}
 	if c.HasExit {
 		code := int32(c.ExitCode)
 		res.ExitCode = &code
@@ -487,6 +526,40 @@ func (s *Service) readLastCommand(r *terminalv1.ReadOutputRequest) (*terminalv1.
 	return &terminalv1.ReadOutputResponse{TerminalId: id, LastCommand: res, NextCursor: next, Note: res.GetNote()}, nil
 }
 
+// readWaited reads what a wait_for read returns once the wait is over,
+// from start (the matching line when matched, else where the search
+// started) on, bounded by lines and max_bytes as a read without wait_for
+// is: with a cursor, a page forward from start; without one, on a match
+// the lines from the matching line on, and otherwise the newest lines
+// since start (older_cursor reads the rest), as a plain read returns the
+// newest lines of a tab.
+func readWaited(scr *screen.Screen, r *terminalv1.ReadOutputRequest, cur *readCursor, start screen.Pos, matched bool, epoch int64, maxBytes int) *terminalv1.ReadOutputResponse {
+	id := r.GetTerminalId()
+	pr := &terminalv1.ReadOutputRequest{TerminalId: id, MaxBytes: r.MaxBytes, Lines: r.Lines}
+	if cur != nil {
+		return readPage(scr, pr, &readCursor{tab: id, epoch: epoch, pos: start}, epoch, maxBytes)
+	}
+	n := int32(DefaultReadLines)
+	if r.Lines != nil {
+		n = r.GetLines()
+	}
+	pr.Lines = &n
+	if matched {
+		return readPage(scr, pr, &readCursor{tab: id, epoch: epoch, pos: start}, epoch, maxBytes)
+	}
+	_, next := scr.HistoryBounds()
+	return readPage(scr, pr, &readCursor{tab: id, epoch: epoch, older: true, pos: screen.Pos{Seq: next}, stop: start.Seq}, epoch, maxBytes)
+}
+
+// newestOf qualifies "the lines from the start of the search" for a
+// wait without a cursor, which returns the newest of them.
+func newestOf(cur *readCursor) string {
+	if cur != nil {
+		return ""
+	}
+	return " (the newest of them, within lines and max_bytes)"
+}
+
 // waitFor is a parsed wait_for: the tab going idle, or a pattern.
 type waitFor struct {
 	idle bool
@@ -524,10 +597,8 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 		wait = time.Duration(r.GetWaitSeconds()) * time.Second
 	}
 	var from screen.Pos
-	var epoch int64
 	var rerr error
 	err = s.ws.ReadScreen(id, func(scr *screen.Screen, e int64) {
-		epoch = e
 		if cur != nil {
 			if cur.epoch != e {
 				rerr = fmt.Errorf("cursor is from an earlier run of tab %s (terminald restarted since) whose output is gone; read without a cursor: %w",
@@ -562,17 +633,13 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 		start = screen.Pos{Seq: seq}
 	}
 	var resp *terminalv1.ReadOutputResponse
-	err = s.ws.ReadScreen(id, func(scr *screen.Screen, e int64) {
-		pr := &terminalv1.ReadOutputRequest{TerminalId: id, MaxBytes: r.MaxBytes}
-		if cur != nil {
-			pr.Lines = r.Lines
-		}
-		resp = readPage(scr, pr, &readCursor{tab: id, epoch: e, pos: start}, e, maxBytes)
+	err = s.ws.ReadScreenSeen(id, func(scr *screen.Screen, e int64, seen screen.Pos) {
+		resp = readWaited(scr, r, cur, start, ok && !wf.idle, e, maxBytes)
+		floorNext(scr, resp, e, seen)
 	})
 	if err != nil {
 		return nil, err
 	}
-	_ = epoch
 	resp.TerminalId = id
 	resp.WaitMatched, resp.WaitTimedOut = ok, !ok
 	if ok && !wf.idle {
@@ -580,10 +647,10 @@ func (s *Service) readWaiting(ctx context.Context, r *terminalv1.ReadOutputReque
 	}
 	switch {
 	case !ok:
-		resp.Note = strings.TrimSpace(fmt.Sprintf("Nothing matched wait_for within %s; these are the lines from the start of the search. "+
-			"Call again with cursor=next_cursor to keep waiting for new output only. %s", wait, resp.Note))
+		resp.Note = strings.TrimSpace(fmt.Sprintf("Nothing matched wait_for within %s; these are the lines printed from the start of the search on%s. "+
+			"Call again with cursor=next_cursor to keep waiting for new output only. %s", wait, newestOf(cur), resp.Note))
 	case wf.idle:
-		resp.Note = strings.TrimSpace("The tab is idle; these are the lines from the start of the search. " + resp.Note)
+		resp.Note = strings.TrimSpace(fmt.Sprintf("The tab is idle; these are the lines printed from the start of the search on%s. %s", newestOf(cur), resp.Note))
 	}
 	return resp, nil
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -64,7 +66,11 @@ func bridge(tg target, client string, drain time.Duration, stdin io.Reader, stdo
 // per-connection state goes with the old connection: "once" permission
 // answers, and calls in flight. Those calls — requests sent on the old
 // connection and not answered — get a JSON-RPC error from the bridge
-// itself saying the gateway went away. Requests the client sends while
+// itself saying the gateway went away, while the client still waits for
+// them: not a call it cancelled (notifications/cancelled), nor one in
+// flight when it closed its input. A cancelled request gets no response
+// at all, as the MCP spec says: the bridge drops the gateway's answer to
+// it too, should one come, and progress notifications about it. Requests the client sends while
 // the bridge reconnects wait; if the gateway stays away past the bounds,
 // they are answered with an error naming the socket and `phantom up`.
 //
@@ -100,6 +106,13 @@ type session struct {
 	// answered to the connection it went on; serverReqs the same for the
 	// gateway's requests to the client.
 	inflight, serverReqs map[string]int
+	// cancelled maps the id of each request the client cancelled while
+	// in flight to the connection it went on: its answer is dropped.
+	cancelled map[string]int
+	// tokens maps the progressToken of each request in flight that has
+	// one to its id, so that progress about a cancelled request is
+	// dropped too; tokenOf is the other way.
+	tokens, tokenOf map[string]string
 	// fatal ends the bridge: the client's stdout broke, or a restarted
 	// gateway refused the bridge.
 	fatal     error
@@ -121,7 +134,8 @@ type gwConn struct {
 // input or the gateway failed), or on a fatal error.
 func runBridge(tg target, client string, times bridgeTimes, stdin io.Reader, stdout io.Writer) error {
 	s := &session{tg: tg, client: client, times: times, out: stdout,
-		inflight: map[string]int{}, serverReqs: map[string]int{}, fatalDone: make(chan struct{})}
+		inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{},
+		tokens: map[string]string{}, tokenOf: map[string]string{}, fatalDone: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	gc, err := s.connect()
 	if err != nil {
@@ -320,10 +334,26 @@ func (s *session) fromClient(line []byte) error {
 		if msg.method == "initialize" {
 			s.pendingInit, s.pendingInitID = bytes.Clone(line), msg.id
 		}
-		s.inflight[msg.id] = gc.gen
+		id := canonID(msg.id)
+		s.inflight[id] = gc.gen
+		delete(s.cancelled, id) // an id used again names this request now
+		s.forgetTokenLocked(id)
+		if tok, ok := progressToken(line, "_meta"); ok {
+			s.tokens[tok], s.tokenOf[id] = id, tok
+		}
 	case kindNotification:
-		if msg.method == "notifications/initialized" {
+		switch msg.method {
+		case "notifications/initialized":
 			s.initialized = bytes.Clone(line)
+		case "notifications/cancelled":
+			// Passed on, so that the gateway stops the call; whatever
+			// answer still comes is dropped.
+			if id, ok := cancelledID(line); ok {
+				if gen, ok := s.inflight[id]; ok {
+					delete(s.inflight, id)
+					s.keepCancelledLocked(id, gen)
+				}
+			}
 		}
 	case kindResponse:
 		// An answer to a request of the gateway's: only the connection
@@ -369,8 +399,15 @@ func (s *session) fromGateway(gc *gwConn, line []byte) error {
 	msg := scanMessage(line)
 	switch msg.kind {
 	case kindResponse:
+		id := canonID(msg.id)
 		s.mu.Lock()
-		delete(s.inflight, msg.id)
+		s.forgetTokenLocked(id)
+		if _, ok := s.cancelled[id]; ok {
+			delete(s.cancelled, id)
+			s.mu.Unlock()
+			return nil // the client cancelled it: no response
+		}
+		delete(s.inflight, id)
 		if s.pendingInit != nil && msg.id == s.pendingInitID {
 			// Replayed on a new connection only once it succeeded here.
 			if !msg.isError {
@@ -383,6 +420,17 @@ func (s *session) fromGateway(gc *gwConn, line []byte) error {
 		s.mu.Lock()
 		s.serverReqs[msg.id] = gc.gen
 		s.mu.Unlock()
+	case kindNotification:
+		if msg.method == "notifications/progress" {
+			if tok, ok := progressToken(line, ""); ok {
+				s.mu.Lock()
+				_, cancelled := s.cancelled[s.tokens[tok]]
+				s.mu.Unlock()
+				if cancelled {
+					return nil // about a call the client cancelled
+				}
+			}
+		}
 	}
 	return s.write(line)
 }
@@ -406,6 +454,20 @@ func (s *session) lost(gc *gwConn, err error) {
 		if gen == gc.gen {
 			delete(s.serverReqs, id)
 		}
+	}
+	for id, gen := range s.cancelled {
+		if gen == gc.gen {
+			delete(s.cancelled, id)
+			s.forgetTokenLocked(id)
+		}
+	}
+	for _, id := range ids {
+		s.forgetTokenLocked(id)
+	}
+	if s.inputDone {
+		// The client closed its input: it abandoned these calls, and
+		// "make the call again" would be said to no one.
+		ids = nil
 	}
 	again := !s.inputDone && s.fatal == nil && !s.reconnecting
 	if again {
@@ -521,6 +583,108 @@ func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 		*buf = append(*buf, line...)
 	}
 	return *buf, err
+}
+
+// maxCancelled bounds the cancelled calls the bridge remembers: the
+// gateway answers none of them, so each stays until its connection ends.
+const maxCancelled = 4096
+
+// keepCancelledLocked remembers that the client cancelled request id, in
+// flight on connection gen, forgetting another cancelled call (whose
+// answer may then come through: the gateway sends none) past
+// maxCancelled.
+func (s *session) keepCancelledLocked(id string, gen int) {
+	for old := range s.cancelled {
+		if len(s.cancelled) < maxCancelled {
+			break
+		}
+		delete(s.cancelled, old)
+		s.forgetTokenLocked(old)
+	}
+	s.cancelled[id] = gen
+}
+
+// forgetTokenLocked forgets the progressToken of request id, if it has
+// one.
+func (s *session) forgetTokenLocked(id string) {
+	if tok, ok := s.tokenOf[id]; ok {
+		delete(s.tokens, tok)
+		delete(s.tokenOf, id)
+	}
+}
+
+// progressToken returns the canonical progressToken (canonID) of a
+// request (in params._meta, meta "_meta") or of a notifications/progress
+// (in params, meta ""). Only lines that mention one are decoded.
+func progressToken(line []byte, meta string) (string, bool) {
+	if !bytes.Contains(line, []byte(`"progressToken"`)) {
+		return "", false
+	}
+	var m struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return "", false
+	}
+	p := m.Params
+	if meta != "" {
+		p = nil
+		json.Unmarshal(m.Params[meta], &p)
+	}
+	tok := p["progressToken"]
+	if len(tok) == 0 || string(tok) == "null" {
+		return "", false
+	}
+	return canonID(string(tok)), true
+}
+
+// cancelledID returns the canonical id (canonID) of the request a
+// notifications/cancelled line names.
+func cancelledID(line []byte) (string, bool) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &n) != nil || len(n.Params.RequestID) == 0 {
+		return "", false
+	}
+	return canonID(string(n.Params.RequestID)), true
+}
+
+// canonID is one spelling of a JSON-RPC id as written (7, "a"), so that
+// a request's id, the id in a notifications/cancelled naming it and the
+// id the gateway answers under compare equal however each was escaped or
+// written (7 and 7.0, "a" and "\u0061"). Plain ids, the usual kind, are
+// returned as they are.
+func canonID(raw string) string {
+	plain := len(raw) > 0
+	for i := 0; i < len(raw) && plain; i++ {
+		c := raw[i]
+		plain = c >= '0' && c <= '9' || c == '-' && i == 0
+	}
+	if plain || len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !strings.ContainsAny(raw[1:len(raw)-1], `\"`) {
+		return raw
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return strconv.FormatInt(i, 10)
+		}
+		if f, err := n.Float64(); err == nil && f == float64(int64(f)) {
+			return strconv.FormatInt(int64(f), 10)
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return string(b)
 }
 
 // Kinds of line, by their top-level members.

@@ -48,6 +48,13 @@ func withTerminald(call func(context.Context, terminalv1.TerminalServiceClient) 
 // withDaemon runs one call against the named daemon with a bounded
 // deadline and reports a gRPC failure as a plain message.
 func withDaemon[C any](name string, client func(grpc.ClientConnInterface) C, call func(context.Context, C) error) error {
+	return withDaemonWaiting(name, 0, client, call)
+}
+
+// withDaemonWaiting is withDaemon for a call that may wait up to wait on
+// its own (read --wait-for, run --wait): its deadline is wait longer, so
+// that the daemon's own timeout answers first.
+func withDaemonWaiting[C any](name string, wait time.Duration, client func(grpc.ClientConnInterface) C, call func(context.Context, C) error) error {
 	l, err := paths.Default()
 	if err != nil {
 		return err
@@ -66,6 +73,7 @@ func withDaemon[C any](name string, client func(grpc.ClientConnInterface) C, cal
 		// has up to authz's sheet timeout to answer.
 		timeout = sheetWaitTimeout
 	}
+	timeout += wait
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err = call(ctx, client(cc))

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
@@ -34,6 +36,36 @@ func TestPrintPages(t *testing.T) {
 			}
 			if out.String() != tc.out || errw.String() != tc.warnings {
 				t.Errorf("printed %q, warned %q; want %q, %q", out.String(), errw.String(), tc.out, tc.warnings)
+			}
+		})
+	}
+}
+
+// TestCLIWaitsHonourWait: `phantom read --wait-for X --wait 15` and
+// `phantom run --wait 15` wait the 15 seconds asked, not a fixed 10 s
+// deadline, and exit 124 when the time runs out, as timeout(1) does.
+// (Only a lower bound on the time: machines are noisy.)
+func TestCLIWaitsHonourWait(t *testing.T) {
+	env, tab := shellUp(t, "/usr/bin/bash")
+	other := strings.TrimSpace(mustPhantom(t, env, "new", "--name", "runs"))
+	runTabIdle(t, env, other)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"read --wait-for", []string{"read", tab, "--wait-for", "^never printed$", "--wait", "15"}},
+		{"run --wait", []string{"run", other, "--wait=15", "--", "sleep 40"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			began := time.Now()
+			r := phantom(t, env, tc.args...)
+			took := time.Since(began)
+			if r.code != 124 {
+				t.Errorf("phantom %s: %v\nwant exit 124 when the wait runs out", strings.Join(tc.args, " "), r)
+			}
+			if took < 12*time.Second {
+				t.Errorf("phantom %s gave up after %s, before the 15 s asked", strings.Join(tc.args, " "), took)
 			}
 		})
 	}

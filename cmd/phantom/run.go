@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald"
 )
 
 // runStillRunning is `phantom run --wait`'s exit status when the command
@@ -38,7 +40,7 @@ and says so.`,
 				return usageError("the command must come after --", "phantom run TAB [--wait[=SECONDS]] -- COMMAND...")
 			}
 			line := strings.Join(args[1:], " ")
-			return withTargets(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
+			return withTargetsWaiting(args[0], time.Duration(wait)*time.Second, func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
 				if wait == 0 {
 					// Without --wait, run answers at once, unless a
 					// permission sheet holds it.
@@ -129,6 +131,18 @@ type readOpts struct {
 	lines   *int32 // without since: where the search starts (the last lines)
 }
 
+// waitBudget is how long the read may wait on its own: --wait (terminald's
+// default when not given) with --wait-for, else nothing.
+func (o readOpts) waitBudget() time.Duration {
+	switch {
+	case o.waitFor == "":
+		return 0
+	case o.wait > 0:
+		return time.Duration(o.wait) * time.Second
+	}
+	return terminald.DefaultWaitSeconds * time.Second
+}
+
 // readSince prints what tab printed after o.since (waiting first for
 // o.waitFor when set), following next_cursor while more is ready. It
 // returns the cursor to continue from and whether the wait matched.
@@ -174,8 +188,13 @@ func readLastCommand(ctx context.Context, tc terminalv1.TerminalServiceClient, w
 		return 0, err
 	}
 	res := resp.GetLastCommand()
-	fmt.Fprintf(errw, "phantom read: %q finished at %s, exit status %d, in %d ms\n",
-		res.GetCommand(), res.GetFinishedAt(), res.GetExitCode(), res.GetDurationMs())
+	if res.GetFinishedAt() == "" || res.GetStartedAt() == "" {
+		fmt.Fprintf(errw, "phantom read: %q finished with exit status %d; when it ran is not known (terminald restarted before it kept the times)\n",
+			res.GetCommand(), res.GetExitCode())
+	} else {
+		fmt.Fprintf(errw, "phantom read: %q finished at %s, exit status %d, in %d ms\n",
+			res.GetCommand(), res.GetFinishedAt(), res.GetExitCode(), res.GetDurationMs())
+	}
 	if err := copyLines(ctx, tc, w, tab, res.GetOutputCursor(), res.GetTotalLines()); err != nil {
 		return 0, err
 	}

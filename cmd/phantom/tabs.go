@@ -212,7 +212,7 @@ prints from the matching line on; it exits 124 if the time runs out.`,
 			if c.Flags().Changed("lines") {
 				o.lines = &n
 			}
-			return withTargets(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
+			return withTargetsWaiting(args[0], o.waitBudget(), func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
 				if o.waitFor == "" {
 					// Without --wait-for a read answers at once, unless
 					// a permission sheet holds it.

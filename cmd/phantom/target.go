@@ -20,6 +20,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -36,7 +37,13 @@ func withTab(arg string, call func(ctx context.Context, tc terminalv1.TerminalSe
 
 // withTargets is withTab for calls that name tabs again (r.Describe).
 func withTargets(arg string, call func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error) error {
-	return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
+	return withTargetsWaiting(arg, 0, call)
+}
+
+// withTargetsWaiting is withTargets for a call that may wait up to wait on
+// its own (see withDaemonWaiting).
+func withTargetsWaiting(arg string, wait time.Duration, call func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error) error {
+	return withDaemonWaiting("terminald", wait, terminalv1.NewTerminalServiceClient, func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
 		r := newTargets(ctx, tc)
 		tab, err := r.Tab(arg)
 		if err != nil {

@@ -292,7 +292,9 @@ func (s *Screen) HistoryEnd() Pos {
 // bytes appended to it since, then the lines after it; a Pos past a line's
 // end (a line the program shortened) continues with the next line. A Pos
 // before the oldest line held starts at the oldest, counting the lines
-// skipped in Trimmed.
+// skipped in Trimmed. A Pos inside the line just past the newest (one the
+// program erased) stays where it is; one further on moves back to the
+// start of that line.
 func (s *Screen) ReadForward(from Pos, maxLines, maxBytes int) Page {
 	h := s.history()
 	base := h.trim.lines
@@ -307,9 +309,10 @@ func (s *Screen) ReadForward(from Pos, maxLines, maxBytes int) Page {
 	i, off := int(from.Seq-base), from.Off
 	p.Start, p.End = from, from
 	if i == h.nlines {
-		// Past the newest line (which the program may have erased since):
-		// the next line to come is read from its start.
-		p.Start, p.End = Pos{Seq: from.Seq}, Pos{Seq: from.Seq}
+		// Past the newest line, which the program erased since: most
+		// often a shell redrawing its prompt, which prints the same text
+		// there again. The position stays, so that a redraw does not
+		// read as new output; what comes past it does.
 		return p
 	}
 	if start, _ := h.span(i); off < start {

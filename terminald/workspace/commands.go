@@ -61,8 +61,12 @@ type Command struct {
 	// Start is where its output starts; End where it ended (valid when
 	// Finished): its output is the history text in [Start, End).
 	Start, End screen.Pos
-	// StartedAt and FinishedAt are when the marks came.
+	// StartedAt and FinishedAt are when the marks came; zero when not
+	// known (TimesLost).
 	StartedAt, FinishedAt time.Time
+	// TimesLost is true when terminald restarted and could not learn
+	// when the command ran, or when it ended (cmd_times.go).
+	TimesLost bool
 	// ExitCode is its status when HasExit.
 	ExitCode int
 	HasExit  bool
@@ -406,7 +410,7 @@ func (w *Workspace) WaitFor(ctx context.Context, id string, from screen.Pos, idl
 		g := t.outputGen()
 		if idle {
 			t.mu.Lock()
-			ok := t.idleLocked()
+			ok := t.idleLocked() && !t.promptDrawingLocked()
 			shell, exited := t.shell, t.exited || t.closed
 			t.mu.Unlock()
 			switch {

@@ -8,14 +8,5 @@ import "github.com/phantom-dev/phantom/terminald/screen"
 // after terminald restarts, with a new history. read must not keep the
 // screen or call back into the workspace.
 func (w *Workspace) ReadScreen(id string, read func(scr *screen.Screen, epoch int64)) error {
-	w.mu.Lock()
-	e, err := w.tabLocked(id)
-	w.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	read(e.scr, e.started.UnixNano())
-	return nil
+	return w.ReadScreenSeen(id, func(scr *screen.Screen, epoch int64, _ screen.Pos) { read(scr, epoch) })
 }

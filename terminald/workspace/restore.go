@@ -78,6 +78,9 @@ type savedTab struct {
 	Dir          string     `json:"dir,omitempty"`
 	Fg           string     `json:"fg,omitempty"`
 	Started      time.Time  `json:"started"`
+	// Commands are the times of its command log's commands
+	// (cmd_times.go).
+	Commands []savedCommand `json:"commands,omitempty"`
 }
 
 // snapshotState is the workspace's state blob.
@@ -111,6 +114,7 @@ func (w *Workspace) snapshotState() []byte {
 		e.lastMu.Lock()
 		st.Tabs[i].Dir, st.Tabs[i].Fg = e.lastDir, e.lastFg
 		e.lastMu.Unlock()
+		st.Tabs[i].Commands = e.cmds.savedTimes()
 	}
 	slices.SortFunc(st.Tabs, func(a, b savedTab) int { return idNum(a.ID) - idNum(b.ID) })
 	b, _ := json.Marshal(st)
@@ -352,6 +356,7 @@ func restoreTab(h holder.HeldTab, hc *holder.Client, m savedTab, scrollback int,
 		t.scr.Write([]byte("\x1b[m"))
 	}
 	replaying = false
+	t.cmds.adoptTimes(m.Commands)
 	t.sawPrompt = t.sawPrompt || m.SawPrompt
 	if !h.Exited && t.scr.AltScreen() {
 		// A full-screen program (an editor, a TUI) draws mostly by

@@ -94,6 +94,15 @@ type tab struct {
 	scr       *screen.Screen
 	atPrompt  bool // between OSC 133 A/B and C
 	sawPrompt bool // the shell has reported a prompt at least once
+	// drawing is true from a prompt's start (A) to its end (B): the shell
+	// is still drawing it (prompt_seen.go); drawingSince is when it began.
+	drawing      bool
+	drawingSince time.Time
+	// drawn is the end of the prompt the shell last finished drawing (B),
+	// while no command ran since (C) and no clear erased it; haveDrawn
+	// says there is one. Text before it is not new output (prompt_seen.go).
+	drawn     screen.Pos
+	haveDrawn bool
 	pending   bool // output reported something watchers may care about
 	exited    bool
 	exitCode  int
@@ -338,6 +347,7 @@ func (t *tab) reply(b []byte) {
 // onEvent records what the screen reported; called with t.mu held.
 func (t *tab) onEvent(ev screen.Event) {
 	t.cmds.onEvent(t.scr, ev)
+	t.promptEvent(ev)
 	switch ev.Kind {
 	case screen.EventPromptStart, screen.EventCommandStart:
 		t.sawPrompt, t.atPrompt = true, true

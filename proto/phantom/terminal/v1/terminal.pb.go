@@ -1370,11 +1370,10 @@ type ReadOutputRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tab to read.
 	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
-	// Without cursor: how many of the last lines to read (default 100). With
-	// a cursor: the most lines to return (default: as many as fit
-	// max_bytes). With wait_for and no cursor: the search starts at the
-	// first of the last `lines` lines. With last_command: the most output
-	// lines to return (default 200; its last ones when there are more).
+	// How many lines: without cursor the last ones (default 100); with a
+	// cursor the most to return from it (default: as many as fit
+	// max_bytes); with last_command the most output lines (default 200, its
+	// last). Whatever is left out, the note says so and a cursor reads it.
 	Lines *int32 `protobuf:"varint,2,opt,name=lines,proto3,oneof" json:"lines,omitempty"`
 	// Where to continue: the next_cursor or older_cursor of an earlier
 	// response for the same tab, as given (its content is not part of the
@@ -1385,24 +1384,19 @@ type ReadOutputRequest struct {
 	// ~25,000 at which Claude Code truncates a result; ask for less of CJK
 	// text).
 	MaxBytes *int32 `protobuf:"varint,4,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
-	// Return the last command the tab's shell finished instead of lines, in
-	// last_command: its text, exit code and its own output (only the lines
-	// between its start and its end). Needs shell integration (bash, zsh
-	// and fish tabs); lines, max_bytes limit its output. Not with cursor or
-	// wait_for.
+	// Return the last command the shell finished (text, exit code, only its
+	// own output) in last_command instead of lines; needs shell integration
+	// (bash, zsh, fish). Not with cursor or wait_for.
 	LastCommand bool `protobuf:"varint,5,opt,name=last_command,json=lastCommand,proto3" json:"last_command,omitempty"`
-	// Wait for this before returning: a regular expression (RE2 syntax, as
-	// Go's regexp; matched against each rendered line, e.g. "listening on
-	// port [0-9]+" or "(?i)error") or the word "idle" (the tab's shell is
-	// back at its prompt: list_terminals' idle). The search starts at the
-	// cursor when given, else at the first of the last `lines` lines (what
-	// a read without cursor would return). On a match the response's lines
-	// start at the matching line; with "idle" they are what was printed from
-	// the start of the search on. If wait_seconds pass first, wait_timed_out
-	// is true and the lines are what came from the start on.
+	// Wait, up to wait_seconds, for this: a regular expression (RE2, matched
+	// against each rendered line, e.g. "listening on port [0-9]+") or "idle"
+	// (the shell back at its prompt). The search starts at the cursor, else
+	// at the first of the last `lines` lines. On a match the lines start at
+	// the matching line (at most `lines` of them); with "idle", or when the
+	// time runs out (wait_timed_out), they are what came since the search
+	// started (without a cursor, the newest `lines`).
 	WaitFor string `protobuf:"bytes,6,opt,name=wait_for,json=waitFor,proto3" json:"wait_for,omitempty"`
-	// How long wait_for may wait, in seconds (default 30, at most 600). Some
-	// agents give up on a tool call sooner (Codex after 60 s by default).
+	// How long wait_for may wait, in seconds (default 30).
 	WaitSeconds   *int32 `protobuf:"varint,7,opt,name=wait_seconds,json=waitSeconds,proto3,oneof" json:"wait_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -137,16 +137,13 @@ type TerminalServiceClient interface {
 	CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(ctx context.Context, in *UpdateWindowRequest, opts ...grpc.CallOption) (*UpdateWindowResponse, error)
-	// Types keys into a tab as a keyboard would, whether the tab is busy
-	// or idle: to stop what runs (C-c), answer a prompt (["y", "Enter"]),
-	// leave a pager (q) or type a line (["make test", "Enter"]). Each item of
-	// keys is a key name or, when it is not one, text typed as it is;
-	// nothing is put between items. Key names, as tmux spells them: Enter
-	// Tab BTab Escape Space BSpace Up Down Left Right Home End PageUp PageDown
-	// Insert Delete F1..F12, and C-x (Ctrl), M-x (Alt), S-x (Shift), combined
-	// as C-M-x. An item shaped like a key name that names none (C-Foo, F13,
-	// Ctrl-C) is refused, naming it; literal types every item as text. A
-	// permission sheet spells the keys.
+	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
+	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
+	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
+	// BSpace Up Down Left Right Home End PageUp PageDown Insert Delete
+	// F1..F12; C-x Ctrl, M-x Alt, S-x Shift, combined C-M-x) or else text
+	// typed as it is; one shaped like a key name that names none (C-Foo,
+	// F13) is refused; literal types every item as text.
 	SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error)
 }
 
@@ -484,16 +481,13 @@ type TerminalServiceServer interface {
 	CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error)
-	// Types keys into a tab as a keyboard would, whether the tab is busy
-	// or idle: to stop what runs (C-c), answer a prompt (["y", "Enter"]),
-	// leave a pager (q) or type a line (["make test", "Enter"]). Each item of
-	// keys is a key name or, when it is not one, text typed as it is;
-	// nothing is put between items. Key names, as tmux spells them: Enter
-	// Tab BTab Escape Space BSpace Up Down Left Right Home End PageUp PageDown
-	// Insert Delete F1..F12, and C-x (Ctrl), M-x (Alt), S-x (Shift), combined
-	// as C-M-x. An item shaped like a key name that names none (C-Foo, F13,
-	// Ctrl-C) is refused, naming it; literal types every item as text. A
-	// permission sheet spells the keys.
+	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
+	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
+	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
+	// BSpace Up Down Left Right Home End PageUp PageDown Insert Delete
+	// F1..F12; C-x Ctrl, M-x Alt, S-x Shift, combined C-M-x) or else text
+	// typed as it is; one shaped like a key name that names none (C-Foo,
+	// F13) is refused; literal types every item as text.
 	SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error)
 	mustEmbedUnimplementedTerminalServiceServer()
 }
