@@ -178,22 +178,7 @@ func TestLeanRealClients(t *testing.T) {
 	defer close(stop)
 	_, run := clientTab(t, env, project, "sdk-lean", []string{nc.node, nc.sdkClient, config, server, "-", string(calls)})
 	r := waitRun(t, run, 0)
-	var rep struct {
-		ToolsListBytes   int      `json:"tools_list_bytes"`
-		Untitled         []string `json:"untitled"`
-		RefOutputSchemas []string `json:"ref_output_schemas"`
-		Calls            map[string]struct {
-			IsError    bool   `json:"is_error"`
-			Text       string `json:"text"`
-			Structured bool   `json:"structured"`
-			Error      string `json:"error"`
-		} `json:"calls"`
-		Failures []string `json:"failures"`
-	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
-		t.Fatalf("the SDK client printed no JSON report: %v\n%v", err, r)
-	}
+	rep := sdkReportOf(t, r)
 	t.Logf("tools/list as the TypeScript SDK got it: %d bytes; output schemas with $ref: %v", rep.ToolsListBytes, rep.RefOutputSchemas)
 	for _, f := range rep.Failures {
 		t.Errorf("SDK client: %s", f)

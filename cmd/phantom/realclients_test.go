@@ -314,23 +314,7 @@ func TestRealClients(t *testing.T) {
 		mustPhantom(t, env, "sheet", "answer", id, "--once")
 		r := waitRun(t, run, 0)
 
-		var rep struct {
-			Client          string   `json:"client"`
-			ProtocolVersion string   `json:"protocol_version"`
-			BridgeEnv       []string `json:"bridge_env"`
-			Tools           []string `json:"tools"`
-			Calls           map[string]struct {
-				IsError    bool   `json:"is_error"`
-				Text       string `json:"text"`
-				Structured bool   `json:"structured"`
-				Error      string `json:"error"`
-			} `json:"calls"`
-			Failures []string `json:"failures"`
-		}
-		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
-			t.Fatalf("the SDK client printed no JSON report: %v\n%v", err, r)
-		}
+		rep := sdkReportOf(t, r)
 		t.Logf("%s negotiated %s; %d tools; the bridge got %v", rep.Client, rep.ProtocolVersion, len(rep.Tools), rep.BridgeEnv)
 		for _, f := range rep.Failures {
 			t.Errorf("SDK client: %s", f)
@@ -361,4 +345,36 @@ func inspectorResult(t *testing.T, r clientRun) toolResult {
 		t.Fatalf("the Inspector printed no result: %v\n%v", err, r)
 	}
 	return *out.Result
+}
+
+// sdkReport is what scripts/mcp-clients/sdk-client.mjs prints: what the
+// TypeScript SDK client saw, and every failure in words.
+type sdkReport struct {
+	Client           string   `json:"client"`
+	ProtocolVersion  string   `json:"protocol_version"`
+	BridgeEnv        []string `json:"bridge_env"`
+	Tools            []string `json:"tools"`
+	ToolsListBytes   int      `json:"tools_list_bytes"`
+	Untitled         []string `json:"untitled"`
+	RefOutputSchemas []string `json:"ref_output_schemas"`
+	Calls            map[string]struct {
+		IsError           bool           `json:"is_error"`
+		Text              string         `json:"text"`
+		Structured        bool           `json:"structured"`
+		StructuredContent map[string]any `json:"structured_content"`
+		Error             string         `json:"error"`
+		Progress          []progressNote `json:"progress"`
+	} `json:"calls"`
+	Failures []string `json:"failures"`
+}
+
+// sdkReportOf reads the report the SDK client printed last.
+func sdkReportOf(t *testing.T, r clientRun) sdkReport {
+	t.Helper()
+	var rep sdkReport
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
+		t.Fatalf("the SDK client printed no JSON report: %v\n%v", err, r)
+	}
+	return rep
 }

@@ -7,7 +7,6 @@ package main
 // at once with its own error.
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,25 +143,12 @@ func TestWaitProgressTypeScriptSDK(t *testing.T) {
 	id := clientSheet(t, env, run, 0, client, tab, project, "read_output", target)
 	mustPhantom(t, env, "sheet", "answer", id, "--always", "--scope", "all")
 	r := waitRun(t, run, 0)
-	var rep struct {
-		Calls map[string]struct {
-			IsError    bool           `json:"is_error"`
-			Text       string         `json:"text"`
-			Error      string         `json:"error"`
-			Structured map[string]any `json:"structured_content"`
-			Progress   []progressNote `json:"progress"`
-		} `json:"calls"`
-		Failures []string `json:"failures"`
-	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
-		t.Fatalf("the SDK client printed no JSON report: %v\n%v", err, r)
-	}
+	rep := sdkReportOf(t, r)
 	for _, f := range rep.Failures {
 		t.Errorf("SDK client: %s", f)
 	}
 	c := rep.Calls["read_output_wait"]
-	if c.Error != "" || c.IsError || c.Structured["wait_timed_out"] != true {
+	if c.Error != "" || c.IsError || c.StructuredContent["wait_timed_out"] != true {
 		t.Errorf("the waiting read_output = %+v; want a result saying the wait timed out", c)
 	}
 	named := false
