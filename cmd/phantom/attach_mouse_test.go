@@ -57,8 +57,10 @@ func TestAttachMouse(t *testing.T) {
 
 	// A program that asked for the mouse (1000, SGR) gets the click, at
 	// its own coordinates; cat -v shows what arrived.
-	c.send("clear; printf '\\e[?1000h\\e[?1006h'; cat -v\r")
-	c.waitFor("cat running", func(string) bool { return strings.Contains(c.row(0), "cat -v") || c.row(0) == "" })
+	// The click goes once the program's request has been seen: the word
+	// printed after it, not the cleared screen before it.
+	c.send("clear; printf '\\e[?1000h\\e[?1006h'; echo mouse-$((1+1))-on; cat -v\r")
+	c.waitText("mouse-2-on")
 	c.send(sgr(0, 4, 2, false) + sgr(0, 4, 2, true) + "\r")
 	c.waitText("^[[<0;5;3M^[[<0;5;3m")
 	c.send("\x03")
