@@ -410,15 +410,26 @@ func (w *Workspace) CreateWindow(name string) Window {
 }
 
 // Input sends raw bytes to a tab as if typed, keystrokes and all: the
-// human's keyboard (attach, `phantom send`) and send_keys, never
+// human's keyboard (attach, the human's `phantom send`), never
 // run_command. What it types is followed until the next Enter, so that
-// run_command never joins it (prompt.go).
+// run_command never joins it (prompt.go), nor AgentInput.
 func (w *Workspace) Input(id string, p []byte) error {
+	return w.input(id, p, false)
+}
+
+// AgentInput is Input for an agent's keys (send_keys, an agent's
+// `phantom send`): refused while the human's keys are on the line, not
+// entered (typeKeys).
+func (w *Workspace) AgentInput(id string, p []byte) error {
+	return w.input(id, p, true)
+}
+
+func (w *Workspace) input(id string, p []byte, agent bool) error {
 	w.mu.Lock()
 	e, err := w.tabLocked(id)
 	w.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return e.typeKeys(p)
+	return e.typeKeys(p, agent)
 }
