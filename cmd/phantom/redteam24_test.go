@@ -5,6 +5,7 @@ package main
 // the refusal and that nothing changed.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,56 +13,109 @@ import (
 )
 
 // TestRedTeam24_KeysNeverFinishTheHumansDraft: the human half-types a
-// line in a tab the agent opened (free for send_keys). The agent's Enter
-// would run the human's line; its text would join it; C-u would erase
-// it. Each is refused without a sheet and the line is unchanged: when the
-// human presses Enter, exactly what the human typed runs. Once the human
-// entered the line, the agent's keys are free again.
+// line in their own tab. The agent's Enter would run it, its text would
+// join it, C-u would erase it; the human allows each once on its sheet
+// (which spells only the agent's keys, not the line they would finish),
+// and terminald still refuses each, without quoting the line, and the
+// line is unchanged: when the human presses Enter, exactly what the
+// human typed runs. Once the line is entered, the agent's keys go in.
 func TestRedTeam24_KeysNeverFinishTheHumansDraft(t *testing.T) {
 	for _, mode := range keysModes {
 		t.Run(mode.name, func(t *testing.T) {
 			env, bin := consentUp(t)
+			human, _ := settledShell(t, env)
 			a := newAttacker(t, env, "agent", mode.flags...)
 			agent := sharedBins(t, bin, "testagent")
-			ran := filepath.Join(a.dir, "draft-ran")
-			after := filepath.Join(a.dir, "after")
+			ran := filepath.Join(t.TempDir(), "draft-ran")
+			after := filepath.Join(t.TempDir(), "after")
 			go1, give1 := consentGo(t, a.dir, "1")
 			go5, give5 := consentGo(t, a.dir, "5")
-			own := "$STEP:0.terminal.id"
 			run := a.agentWith(agent, bin, "claude",
-				consentCall("create_terminal", map[string]any{"name": "work", "directory": a.dir}), // 0
-				go1,                             // 1: the human half-types a line there
-				keysCall(own, "Enter"),          // 2
-				keysCall(own, " ; echo joined"), // 3
-				keysCall(own, "C-u"),            // 4
-				go5,                             // 5: the human entered the line
-				keysCall(own, "echo after >"+after, "Enter"), // 6
+				go1,                               // 0: the human half-types a line
+				keysCall(human, "Enter"),          // 1
+				keysCall(human, " ; echo joined"), // 2
+				keysCall(human, "C-u"),            // 3
+				go5,                               // 4: the human entered the line
+				keysCall(human, "echo after >"+after, "Enter"), // 5
 			)
-			tab := openedID(t, permStepNoSheet(t, env, run.read, 0))
-			runTabIdle(t, env, tab)
-			mustPhantom(t, env, "send", "--literal", tab, "echo draft >"+ran)
+			mustPhantom(t, env, "send", "--literal", human, "echo draft >"+ran)
 			eventually(t, "the human's draft on the screen", func() (bool, string) {
-				out := mustPhantom(t, env, "read", tab)
+				out := mustPhantom(t, env, "read", human)
 				return strings.Contains(out, "echo draft"), out
 			})
 			give1()
-			for _, i := range []int{2, 3, 4} { // Enter, text, C-u
-				permResult(t, permStepNoSheet(t, env, run.read, i), true, "the human typed keys there")
+			for i := 1; i <= 3; i++ { // Enter, text, C-u
+				l := answerOnce(t, env, run.read, i, a.tab, "send_keys", i == 1) // the next sheet may be answered while step i ends
+				permResult(t, l, true, "the human typed keys there")
+				if strings.Contains(resultOf(t, l).text(), "echo draft") {
+					t.Errorf("the refusal quotes the human's line: %s", resultOf(t, l).text())
+				}
 			}
 			if _, err := os.Stat(ran); err == nil {
-				t.Fatalf("the agent's keys ran the human's half-typed line in tab %s", tab)
+				t.Fatalf("the agent's keys ran the human's half-typed line in tab %s", human)
 			}
-			mustPhantom(t, env, "send", tab, "Enter")
+			mustPhantom(t, env, "send", human, "Enter")
 			eventually(t, "the human's line to run as typed", func() (bool, string) {
 				b, err := os.ReadFile(ran)
 				return err == nil && string(b) == "draft\n", string(b)
 			})
 			give5()
-			permResult(t, permStepNoSheet(t, env, run.read, 6), false)
+			permResult(t, answerOnce(t, env, run.read, 5, a.tab, "send_keys", true), false)
 			eventually(t, "the agent's keys after the human's Enter", func() (bool, string) {
 				b, err := os.ReadFile(after)
 				return err == nil, string(b)
 			})
+		})
+	}
+}
+
+// TestRedTeam24_HumansTabOnceTheHumanTypedThere: the human types a line
+// in a tab the agent opened (sudo, ssh or a password typed there would
+// be the human's, not the agent's sandbox's). From then on the tab is the
+// human's: send_keys and close_terminal ask, denied nothing is typed and
+// the tab stays, and list_terminals no longer says the agent opened it.
+func TestRedTeam24_HumansTabOnceTheHumanTypedThere(t *testing.T) {
+	for _, mode := range keysModes {
+		t.Run(mode.name, func(t *testing.T) {
+			env, bin := consentUp(t)
+			a := newAttacker(t, env, "agent", mode.flags...)
+			agent := sharedBins(t, bin, "testagent")
+			mark := filepath.Join(a.dir, "agent-typed")
+			go1, give1 := consentGo(t, a.dir, "1")
+			go3, give3 := consentGo(t, a.dir, "3")
+			own := "$STEP:0.terminal.id"
+			run := a.agentWith(agent, bin, "claude",
+				consentCall("create_terminal", map[string]any{"name": "work", "directory": a.dir}), // 0
+				go1,                                     // 1: the human types there
+				keysCall(own, "echo x >"+mark, "Enter"), // 2
+				go3,                                     // 3
+				consentCall("close_terminal", map[string]any{"terminal_id": own}), // 4
+			)
+			tab := openedID(t, permStepNoSheet(t, env, run.read, 0))
+			runTabIdle(t, env, tab)
+			mustPhantom(t, env, "send", tab, "echo human-was-here", "Enter")
+			lastCommandIs(t, env, tab, "echo human-was-here")
+			if tb := tabByID(tabs(t, env), tab); tb["opened_by"] != nil && tb["opened_by"] != "" {
+				t.Errorf("after the human typed there, the tab still says it was opened by %v", tb["opened_by"])
+			}
+			before := mustPhantom(t, env, "read", tab)
+			give1()
+			s := agentAsksHuman(t, env, run.read, 2, a.tab, "send_keys", "keys into an opened tab the human typed in")
+			if !strings.Contains(fmt.Sprint(s["subject"]), "echo x >"+mark) {
+				t.Errorf("the sheet does not spell the keys: %v", s)
+			}
+			deny(t, env, s)
+			permResult(t, waitStep(t, run.read, 2), true)
+			give3()
+			deny(t, env, agentAsksHuman(t, env, run.read, 4, a.tab, "close_terminal", "closing an opened tab the human typed in"))
+			permResult(t, waitStep(t, run.read, 4), true)
+			if tabByID(tabs(t, env), tab) == nil {
+				t.Fatalf("denied, close_terminal closed tab %s", tab)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Errorf("denied keys ran in tab %s", tab)
+			}
+			unchangedOutput(t, env, tab, before, "denied keys")
 		})
 	}
 }
