@@ -5,6 +5,7 @@ package main
 // the refusal and that nothing changed.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,6 +117,54 @@ func TestRedTeam24_HumansTabOnceTheHumanTypedThere(t *testing.T) {
 				t.Errorf("denied keys ran in tab %s", tab)
 			}
 			unchangedOutput(t, env, tab, before, "denied keys")
+		})
+	}
+}
+
+// TestRedTeam24_NewTabDirectoryClaimWidensNothing: the agent's shell
+// claims the human's project as its directory with OSC 7 and calls
+// create_terminal without a directory. The new tab may start there, but
+// it works in the agent's project (never the claimed one, whose grants
+// are the human's), and, for a sandboxed agent, keys typed into it write
+// nothing there.
+func TestRedTeam24_NewTabDirectoryClaimWidensNothing(t *testing.T) {
+	for _, mode := range keysModes {
+		t.Run(mode.name, func(t *testing.T) {
+			env, bin := consentUp(t)
+			proj := filepath.Join(env.Home, "human-project")
+			if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			a := newAttacker(t, env, "agent", mode.flags...)
+			agent := sharedBins(t, bin, "testagent")
+			escaped := filepath.Join(proj, "written-by-claim")
+			go1, give1 := consentGo(t, a.dir, "1")
+			path := filepath.Join(a.dir, "claim")
+			b, _ := json.Marshal([]map[string]any{
+				consentCall("create_terminal", map[string]any{"name": "claimed"}), // 0
+				go1, // 1
+				keysCall("$STEP:0.terminal.id", "echo x >"+escaped, "Enter"), // 2
+				{"op": "exit"},
+			})
+			if err := os.WriteFile(path+".json", b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			read := func() []agentLine { return readAgentLines(path + ".jsonl") }
+			t.Cleanup(func() { killAgent(read()) })
+			a.start(`printf '\033]7;file://localhost` + proj + `\007'; TESTAGENT_CLIENT=claude ` + shellCmd(agent, bin, path+".json", path+".jsonl"))
+			tab := openedID(t, permStepNoSheet(t, env, read, 0))
+			nt, self := tabByID(tabs(t, env), tab), tabByID(tabs(t, env), a.tab)
+			if nt["project"] == proj || nt["project"] != self["project"] {
+				t.Errorf("the tab opened from a claimed directory works in %v; want the agent's project %v, never %s", nt["project"], self["project"], proj)
+			}
+			runTabIdle(t, env, tab)
+			give1()
+			permResult(t, permStepNoSheet(t, env, read, 2), false)
+			runTabIdle(t, env, tab)
+			if _, err := os.Stat(escaped); mode.flags != nil && err == nil {
+				t.Errorf("keys typed into the sandboxed agent's new tab wrote %s, in the directory its shell claimed", escaped)
+			}
+			t.Logf("new tab %s: directory %v, project %v", tab, nt["directory"], nt["project"])
 		})
 	}
 }
