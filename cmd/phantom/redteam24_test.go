@@ -151,9 +151,12 @@ func TestRedTeam24_NewTabDirectoryClaimWidensNothing(t *testing.T) {
 			}
 			read := func() []agentLine { return readAgentLines(path + ".jsonl") }
 			t.Cleanup(func() { killAgent(read()) })
-			a.start(`printf '\033]7;file://localhost` + proj + `\007'; TESTAGENT_CLIENT=claude ` + shellCmd(agent, bin, path+".json", path+".jsonl"))
+			a.start(`printf '\033]7;file://localhost` + proj + `\007' >/dev/tty; TESTAGENT_CLIENT=claude ` + shellCmd(agent, bin, path+".json", path+".jsonl"))
 			tab := openedID(t, permStepNoSheet(t, env, read, 0))
 			nt, self := tabByID(tabs(t, env), tab), tabByID(tabs(t, env), a.tab)
+			if self["directory"] != proj {
+				t.Fatalf("the claim did not take: the agent's tab's directory is %v, not %s", self["directory"], proj)
+			}
 			if nt["project"] == proj || nt["project"] != self["project"] {
 				t.Errorf("the tab opened from a claimed directory works in %v; want the agent's project %v, never %s", nt["project"], self["project"], proj)
 			}
