@@ -454,6 +454,7 @@ func (w *Workspace) Adopt(id string) {
 	}
 	w.mu.Unlock()
 	if adopted {
+		w.requestSave() // a terminald restarted next keeps it the human's
 		w.tabChanged(e.tab)
 	}
 }
