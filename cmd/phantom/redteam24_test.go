@@ -117,6 +117,16 @@ func TestRedTeam24_HumansTabOnceTheHumanTypedThere(t *testing.T) {
 				t.Errorf("denied keys ran in tab %s", tab)
 			}
 			unchangedOutput(t, env, tab, before, "denied keys")
+			// Across an upgrade (a new terminald takes the tabs back), the
+			// tab stays the human's.
+			mustPhantom(t, env, "upgrade")
+			eventually(t, "tab "+tab+" back after the upgrade", func() (bool, string) {
+				tb := tabByID(tabs(t, env), tab)
+				return tb != nil, fmt.Sprint(tb)
+			})
+			if tb := tabByID(tabs(t, env), tab); tb["opened_by"] != nil && tb["opened_by"] != "" {
+				t.Errorf("after the upgrade, the tab the human typed in says it was opened by %v again", tb["opened_by"])
+			}
 		})
 	}
 }
