@@ -181,3 +181,77 @@ func TestRedTeam24_NewTabDirectoryClaimWidensNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeam24_SheetSpellsWhatIsTyped: keys whose spelling could hide
+// what they do — the Enter picture typed as text, escape sequences that
+// would paint over the sheet, a bidi override — are spelled on the sheet
+// so that none looks like another and no control character reaches it;
+// denied, nothing is typed.
+func TestRedTeam24_SheetSpellsWhatIsTyped(t *testing.T) {
+	env, bin := consentUp(t)
+	human, before := settledShell(t, env)
+	a := newAttacker(t, env, "agent")
+	agent := sharedBins(t, bin, "testagent")
+	literal := func(k ...string) map[string]any {
+		return consentCall("send_keys", map[string]any{"terminal_id": human, "keys": k, "literal": true})
+	}
+	go1, give1 := consentGo(t, a.dir, "1")
+	go3, give3 := consentGo(t, a.dir, "3")
+	run := a.agentWith(agent, bin, "claude",
+		literal("make test\u240d"), // 0: the picture, not Enter
+		go1,
+		keysCall(human, "\x1b[2K\x1b[1Gls", "Enter"), // 2
+		go3,
+		literal("\u202eecho safe"), // 4
+	)
+	for _, c := range []struct {
+		step      int
+		want, not string
+		give      func()
+	}{
+		{0, `"\"make test␍\"" typed into`, `"make test␍" typed into`, give1},
+		{2, `"␛[2K␛[1Gls␍" typed into`, "\x1b", give3},
+		{4, `\u202eecho safe`, "\u202e", nil},
+	} {
+		s := agentAsksHuman(t, env, run.read, c.step, a.tab, "send_keys", "keys spelled to hide")
+		subject := fmt.Sprint(s["subject"])
+		if !strings.Contains(subject, c.want) || strings.Contains(subject, c.not) {
+			t.Errorf("step %d: the sheet says %q; want %q in it and never %q", c.step, subject, c.want, c.not)
+		}
+		deny(t, env, s)
+		permResult(t, waitStep(t, run.read, c.step), true)
+		if c.give != nil {
+			c.give()
+		}
+	}
+	unchangedOutput(t, env, human, before, "denied keys")
+}
+
+// TestRedTeam24_ArgumentsSmuggleNothing: arguments that could read one
+// way for the permission check and another for terminald — the tab named
+// twice (proto and JSON names), a hidden field under its JSON name — are
+// refused before any sheet, and nothing is typed or opened.
+func TestRedTeam24_ArgumentsSmuggleNothing(t *testing.T) {
+	env, bin := consentUp(t)
+	human, before := settledShell(t, env)
+	a := newAttacker(t, env, "agent")
+	agent := sharedBins(t, bin, "testagent")
+	mark := filepath.Join(a.dir, "smuggled")
+	run := a.agentWith(agent, bin, "claude",
+		consentCall("send_keys", map[string]any{"terminal_id": a.tab, "terminalId": human, "keys": []string{"touch " + mark, "Enter"}}),
+		consentCall("run_command", map[string]any{"terminal_id": a.tab, "terminalId": human, "command": "touch " + mark}),
+		consentCall("create_terminal", map[string]any{"editorSocket": filepath.Join(a.dir, "nvim.sock")}),
+		consentCall("create_terminal", map[string]any{"command": []string{"touch", mark}}),
+	)
+	n := len(tabs(t, env))
+	for i := range 4 {
+		permResult(t, permStepNoSheet(t, env, run.read, i), true, "was not run")
+	}
+	if got := len(tabs(t, env)); got != n {
+		t.Errorf("smuggled create_terminal arguments opened a tab: %d tabs, want %d", got, n)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("a smuggled argument ran %s", mark)
+	}
+	unchangedOutput(t, env, human, before, "smuggled arguments")
+}
