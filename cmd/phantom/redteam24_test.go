@@ -255,3 +255,34 @@ func TestRedTeam24_ArgumentsSmuggleNothing(t *testing.T) {
 	}
 	unchangedOutput(t, env, human, before, "smuggled arguments")
 }
+
+// TestRedTeam24_CancelledKeysNeverTyped: the agent asks to type into the
+// human's tab and cancels the call while its sheet waits. The sheet goes
+// away; answered anyway (allow once, as a human late on the keys would),
+// nothing is typed, and the audit has no typed keys.
+func TestRedTeam24_CancelledKeysNeverTyped(t *testing.T) {
+	env, bin := consentUp(t)
+	human, before := settledShell(t, env)
+	a := newAttacker(t, env, "agent")
+	agent := sharedBins(t, bin, "testagent")
+	mark := filepath.Join(a.dir, "typed-after-cancel")
+	run := a.agentWith(agent, bin, "claude",
+		map[string]any{"op": "flood", "tool": "send_keys", "n": 1, "cancel_ms": 3000,
+			"args": map[string]any{"terminal_id": human, "keys": []string{"touch " + mark, "Enter"}}},
+	)
+	s := agentAsksHuman(t, env, run.read, 0, a.tab, "send_keys", "a call cancelled while its sheet waits")
+	l := waitStep(t, run.read, 0)
+	if !strings.Contains(string(l.Result), `"cancelled":1`) {
+		t.Fatalf("the call was not cancelled: %s", l.Result)
+	}
+	// The human's late answer: refused or ignored, never typed.
+	phantom(t, env, "sheet", "answer", fmt.Sprint(s["id"]), "--once")
+	eventually(t, "the cancelled call's sheet to go", func() (bool, string) {
+		s := sheetOf(t, env, a.tab, "send_keys")
+		return s == nil, fmt.Sprint(s)
+	})
+	unchangedOutput(t, env, human, before, "a cancelled send_keys answered late")
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("a cancelled send_keys typed into the human's tab after a late answer")
+	}
+}
