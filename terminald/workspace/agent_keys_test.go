@@ -45,3 +45,37 @@ func TestAgentKeysNeverJoinTheHuman(t *testing.T) {
 		t.Fatalf("the agent's keys after the human's Enter: %v", err)
 	}
 }
+
+// TestHumanKeysAdoptOpenedTab: a tab opened for an agent stays the
+// agent's while the agent types there, and becomes the human's (no
+// opened_by, in the state a next terminald restores too) at the human's
+// first key.
+func TestHumanKeysAdoptOpenedTab(t *testing.T) {
+	w, opener, dir := shellTab(t, "bash")
+	tm, err := w.Create(CreateSpec{Directory: dir, OpenedBy: opener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		input func(string, []byte) error
+		want  string
+	}{
+		{"the agent's keys", w.AgentInput, opener},
+		{"the human's keys", w.Input, ""},
+	} {
+		if err := c.input(tm.ID, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		got, err := w.Get(tm.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OpenedBy != c.want {
+			t.Errorf("after %s, tab %s is opened by %q, want %q", c.name, tm.ID, got.OpenedBy, c.want)
+		}
+	}
+	if st := string(w.snapshotState()); strings.Contains(st, `"opened_by"`) {
+		t.Errorf("the saved state still says the adopted tab was opened for an agent: %s", st)
+	}
+}
