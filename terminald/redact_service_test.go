@@ -63,7 +63,11 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 	typeLine(human, "export API_TOKEN="+secret+"SECRET123")
 	lastIs(human, "export API_TOKEN="+secret+"SECRET123")
 	for _, tab := range []string{own, opened, deeper} {
-		typeLine(tab, "echo mine-"+tab)
+		// Typed by the agent: the human's keys would make an opened tab
+		// the human's (workspace.Adopt).
+		if _, err := s.SendKeys(agent, &terminalv1.SendKeysRequest{TerminalId: tab, Keys: []string{"echo mine-" + tab, "Enter"}}); err != nil {
+			t.Fatal(err)
+		}
 		lastIs(tab, "echo mine-"+tab)
 	}
 

@@ -22,7 +22,11 @@ func (s *Service) SendKeys(ctx context.Context, r *terminalv1.SendKeysRequest) (
 	if err != nil {
 		return nil, fmt.Errorf("argument keys: %v: %w", err, errdefs.ErrInvalidArgument)
 	}
-	if err := s.ws.Input(id, b); err != nil {
+	input := s.ws.Input
+	if forAgent(ctx) {
+		input = s.ws.AgentInput
+	}
+	if err := input(id, b); err != nil {
 		s.recordKeysNotTyped(ctx, id, err)
 		return nil, err
 	}

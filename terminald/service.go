@@ -97,6 +97,9 @@ func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTermin
 // for the command to end and returns its result (see the proto).
 func (s *Service) RunCommand(ctx context.Context, r *terminalv1.RunCommandRequest) (*terminalv1.RunCommandResponse, error) {
 	id := r.GetTerminalId()
+	if !forAgent(ctx) {
+		s.ws.Adopt(id) // the human's command: the tab is the human's now
+	}
 	if r.GetWaitSeconds() == 0 {
 		if r.MaxLines != nil || r.MaxBytes != nil {
 			return nil, fmt.Errorf("max_lines and max_bytes bound the output that wait_seconds returns; set wait_seconds too: %w", errdefs.ErrInvalidArgument)

@@ -49,8 +49,13 @@ func TestAdversarialNoTabTextForFree(t *testing.T) {
 	})
 
 	t.Run("agent with its own and an opened tab", func(t *testing.T) {
+		// The agent types into its opened tab itself: the human's keys
+		// there would make the tab the human's (terminald's adoption).
+		typed := filepath.Join(t.TempDir(), "typed")
 		mine, read, release := bashAgent(t, env, "echo own-marker", []map[string]any{
 			{"op": "call", "tool": "create_terminal", "args": map[string]any{}},
+			{"op": "wait", "file": typed},
+			{"op": "call", "tool": "send_keys", "args": map[string]any{"terminal_id": "$STEP:0.terminal.id", "keys": []string{"echo opened-marker", "Enter"}}},
 			{"op": "wait", "file": "$WAIT"},
 			{"op": "call", "tool": "list_terminals", "args": map[string]any{}},
 		})
@@ -62,7 +67,10 @@ func TestAdversarialNoTabTextForFree(t *testing.T) {
 		structured(t, waitStep(t, read, 0), &created)
 		opened := created.Terminal.ID
 		runTabIdle(t, env, opened)
-		mustPhantom(t, env, "send", opened, "echo opened-marker", "Enter")
+		if err := os.WriteFile(typed, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		waitStep(t, read, 2)
 		lastCommandIs(t, env, opened, "echo opened-marker")
 		release()
 		var list struct {
@@ -73,7 +81,7 @@ func TestAdversarialNoTabTextForFree(t *testing.T) {
 				} `json:"last_command"`
 			} `json:"terminals"`
 		}
-		structured(t, waitStep(t, read, 2), &list)
+		structured(t, waitStep(t, read, 4), &list)
 		got := map[string]string{}
 		for _, tm := range list.Terminals {
 			if tm.LastCommand != nil {

@@ -68,6 +68,11 @@ type lineKeys struct {
 	quote    bool // after Ctrl-V: the next byte is literal
 	paste    bool // inside a bracketed paste
 	pasteHit int  // bytes of pasteEnd matched so far
+
+	// human: the human's keyboard (attach, the human's `phantom send`)
+	// typed some of the keys on the line, which an agent's keys must
+	// neither finish nor erase (typeAgentKeys).
+	human bool
 }
 
 // Escape-sequence states of lineKeys.

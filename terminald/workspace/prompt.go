@@ -276,18 +276,34 @@ func (t *tab) lockInput(wait time.Duration) bool {
 func (t *tab) unlockInput() { <-t.inLock }
 
 // typeKeys writes keys typed into the tab — by the human (attach,
-// `phantom send`) or send_keys — following them (lineKeys) before they
-// reach the program, with the input lock held until they are queued.
-func (t *tab) typeKeys(p []byte) error {
+// `phantom send`) or, with agent, send_keys — following them (lineKeys)
+// before they reach the program, with the input lock held until they are
+// queued. An agent's keys are refused while keys the human typed are on
+// the line, not entered (humanLineError): an Enter would run the human's
+// half-typed line, text would join it, Ctrl-C or Ctrl-U would throw it
+// away.
+func (t *tab) typeKeys(p []byte, agent bool) error {
 	if !t.lockInput(0) {
 		return fmt.Errorf("tab %s is closed: %w", t.id, errdefs.ErrFailedPrecondition)
 	}
 	defer t.unlockInput()
+	if agent && t.keys.human && !t.keys.lineEmpty() {
+		t.mu.Lock()
+		v := t.lineViewLocked()
+		t.mu.Unlock()
+		if !v.keysGone() {
+			return humanLineError(t.id)
+		}
+		t.keys.forget()
+	}
 	to := t.keyTarget()
 	t.cmds.mu.Lock()
 	prompts, promptAt, havePrompt := t.cmds.prompts, t.cmds.inputAt, t.cmds.haveIn
 	t.cmds.mu.Unlock()
 	t.keys.feed(p, to)
+	if !agent && !t.keys.lineEmpty() {
+		t.keys.human = true
+	}
 	if !t.keys.empty() {
 		t.keys.at, t.keys.prompts, t.keys.promptAt, t.keys.havePrompt = time.Now(), prompts, promptAt, havePrompt
 	}
@@ -297,4 +313,13 @@ func (t *tab) typeKeys(p []byte) error {
 	case <-t.stop:
 		return fmt.Errorf("tab %s is closed: %w", t.id, errdefs.ErrFailedPrecondition)
 	}
+}
+
+// humanLineError is send_keys's refusal of a tab whose line holds keys
+// the human typed and did not enter; it never quotes them (they may be a
+// secret).
+func humanLineError(tab string) error {
+	return fmt.Errorf("tab %s: the human typed keys there that are not entered yet (a half-typed line, or keys a program "+
+		"is still reading); send_keys never finishes, joins or erases what the human is typing. Wait until they enter or "+
+		"clear it, or ask them: %w", tab, errdefs.ErrFailedPrecondition)
 }

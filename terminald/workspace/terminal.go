@@ -51,7 +51,7 @@ type Terminal struct {
 	// agent's) and the tab is not sandboxed.
 	UnsandboxedAgent bool
 	// OpenedBy is the tab whose agent this one was opened for; "" for a
-	// tab the human opened.
+	// tab the human opened, or typed into since (Workspace.input).
 	OpenedBy string
 	// Project is the project the tab works in, as Phantom decides it (see
 	// the proto's Terminal.project).
@@ -410,15 +410,51 @@ func (w *Workspace) CreateWindow(name string) Window {
 }
 
 // Input sends raw bytes to a tab as if typed, keystrokes and all: the
-// human's keyboard (attach, `phantom send`) and send_keys, never
+// human's keyboard (attach, the human's `phantom send`), never
 // run_command. What it types is followed until the next Enter, so that
-// run_command never joins it (prompt.go).
+// run_command never joins it (prompt.go), nor AgentInput.
 func (w *Workspace) Input(id string, p []byte) error {
+	return w.input(id, p, false)
+}
+
+// AgentInput is Input for an agent's keys (send_keys, an agent's
+// `phantom send`): refused while the human's keys are on the line, not
+// entered (typeKeys).
+func (w *Workspace) AgentInput(id string, p []byte) error {
+	return w.input(id, p, true)
+}
+
+// input types p into tab id, for an agent or for the human, whose keys
+// make the tab the human's (Adopt).
+func (w *Workspace) input(id string, p []byte, agent bool) error {
+	if !agent {
+		w.Adopt(id)
+	}
 	w.mu.Lock()
 	e, err := w.tabLocked(id)
 	w.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return e.typeKeys(p)
+	return e.typeKeys(p, agent)
+}
+
+// Adopt makes tab id, if it was opened for an agent, the human's: the
+// human types or runs a command there (Input, the human's run_command).
+// What the human does there — sudo, ssh, a password typed into a
+// program — is not the agent's to drive for free, nor to see as its own:
+// opened_by is what send_keys, close_terminal, reach and list_terminals'
+// redaction follow.
+func (w *Workspace) Adopt(id string) {
+	w.mu.Lock()
+	e, err := w.tabLocked(id)
+	adopted := err == nil && e.openedBy != ""
+	if adopted {
+		e.openedBy = ""
+	}
+	w.mu.Unlock()
+	if adopted {
+		w.requestSave() // a terminald restarted next keeps it the human's
+		w.tabChanged(e.tab)
+	}
 }

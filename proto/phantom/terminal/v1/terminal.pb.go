@@ -394,8 +394,9 @@ type Terminal struct {
 	UnsandboxedAgent bool `protobuf:"varint,25,opt,name=unsandboxed_agent,json=unsandboxedAgent,proto3" json:"unsandboxed_agent,omitempty"`
 	// The tab whose agent this tab was opened for (create_terminal,
 	// add_worktree's terminal, the editor's tab); empty for a tab the human
-	// opened. Such a tab is no more privileged than that agent (it runs in
-	// its sandbox), so for permission reach it counts as the agent's own tab.
+	// opened, or typed or ran a command in since (it is the human's then).
+	// Such a tab is no more privileged than that agent (it runs in its
+	// sandbox), so for permission reach it counts as the agent's own tab.
 	OpenedBy string `protobuf:"bytes,26,opt,name=opened_by,json=openedBy,proto3" json:"opened_by,omitempty"`
 	// The project the tab works in, the key of standing grants, as Phantom
 	// decides it: for a sandboxed tab, that of the directory it was opened
