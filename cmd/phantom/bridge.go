@@ -109,6 +109,14 @@ type session struct {
 	// cancelled maps the id of each request the client cancelled while
 	// in flight to the connection it went on: its answer is dropped.
 	cancelled map[string]int
+	// aliases maps the id under which the bridge sent a request to the
+	// gateway, when it is not the client's, to the client's id as
+	// written; aliasOf maps the client's (canonical) id to it. A client
+	// that reuses the id of a call it cancelled gets its new call sent
+	// under an id of the bridge's, so that the gateway's late answer to
+	// the cancelled call is not taken for the new call's.
+	aliases, aliasOf map[string]string
+	nextAlias        int
 	// tokens maps the progressToken of each request in flight that has
 	// one to its id, so that progress about a cancelled request is
 	// dropped too; tokenOf is the other way.
@@ -135,6 +143,7 @@ type gwConn struct {
 func runBridge(tg target, client string, times bridgeTimes, stdin io.Reader, stdout io.Writer) error {
 	s := &session{tg: tg, client: client, times: times, out: stdout,
 		inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{},
+		aliases: map[string]string{}, aliasOf: map[string]string{},
 		tokens: map[string]string{}, tokenOf: map[string]string{}, fatalDone: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	gc, err := s.connect()
@@ -336,10 +345,18 @@ func (s *session) fromClient(line []byte) error {
 		}
 		id := canonID(msg.id)
 		s.inflight[id] = gc.gen
-		delete(s.cancelled, id) // an id used again names this request now
-		s.forgetTokenLocked(id)
+		s.forgetAliasLocked(s.aliasOf[id])
+		gw := id
+		if _, ok := s.cancelled[id]; ok {
+			// The id of a cancelled call whose answer may still come.
+			s.nextAlias++
+			gw = fmt.Sprintf(`"phantom-bridge-reused-%d"`, s.nextAlias)
+			s.aliases[gw], s.aliasOf[id] = msg.id, gw
+			line = withMember(line, "id", gw)
+		}
+		s.forgetTokenLocked(gw)
 		if tok, ok := progressToken(line, "_meta"); ok {
-			s.tokens[tok], s.tokenOf[id] = id, tok
+			s.tokens[tok], s.tokenOf[gw] = gw, tok
 		}
 	case kindNotification:
 		switch msg.method {
@@ -351,6 +368,11 @@ func (s *session) fromClient(line []byte) error {
 			if id, ok := cancelledID(line); ok {
 				if gen, ok := s.inflight[id]; ok {
 					delete(s.inflight, id)
+					if gw, ok := s.aliasOf[id]; ok {
+						delete(s.aliasOf, id)
+						id = gw
+						line = withRequestID(line, gw)
+					}
 					s.keepCancelledLocked(id, gen)
 				}
 			}
@@ -404,8 +426,14 @@ func (s *session) fromGateway(gc *gwConn, line []byte) error {
 		s.forgetTokenLocked(id)
 		if _, ok := s.cancelled[id]; ok {
 			delete(s.cancelled, id)
+			delete(s.aliases, id)
 			s.mu.Unlock()
 			return nil // the client cancelled it: no response
+		}
+		if client, ok := s.aliases[id]; ok {
+			s.forgetAliasLocked(id)
+			msg.id, id = client, canonID(client)
+			line = withMember(line, "id", client)
 		}
 		delete(s.inflight, id)
 		if s.pendingInit != nil && msg.id == s.pendingInitID {
@@ -458,10 +486,15 @@ func (s *session) lost(gc *gwConn, err error) {
 	for id, gen := range s.cancelled {
 		if gen == gc.gen {
 			delete(s.cancelled, id)
+			delete(s.aliases, id)
 			s.forgetTokenLocked(id)
 		}
 	}
 	for _, id := range ids {
+		if gw, ok := s.aliasOf[id]; ok {
+			s.forgetAliasLocked(gw)
+			s.forgetTokenLocked(gw)
+		}
 		s.forgetTokenLocked(id)
 	}
 	if s.inputDone {
@@ -599,6 +632,7 @@ func (s *session) keepCancelledLocked(id string, gen int) {
 			break
 		}
 		delete(s.cancelled, old)
+		delete(s.aliases, old)
 		s.forgetTokenLocked(old)
 	}
 	s.cancelled[id] = gen

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestBridgeReusedCancelledID: a client that cancels call 5 and at once
+// sends another call 5 gets the answer to the new call only — not the
+// gateway's late answer to the cancelled one (go-sdk answers a cancelled
+// call once its handler returns, which may be after the new call went
+// out) — and a cancellation of the new call is honoured too. The fake
+// gateway answers a cancelled call only once the next request arrived,
+// so the old answer always comes after the id was used again.
+func TestBridgeReusedCancelledID(t *testing.T) {
+	sock, _ := fakeGateway(t, func(c *net.UnixConn, br *bufio.Reader, _ <-chan struct{}) {
+		c.Write([]byte(okHello))
+		var late []json.RawMessage // cancelled calls not answered yet
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			json.Unmarshal([]byte(line), &m)
+			answer := func(id json.RawMessage, what string) {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"what": what}})
+				c.Write(append(b, '\n'))
+			}
+			switch {
+			case m.Method == "notifications/cancelled":
+				late = append(late, m.Params.RequestID)
+			case m.ID != nil:
+				for _, id := range late {
+					answer(id, "cancelled call")
+				}
+				late = nil
+				if m.Method != "hold" {
+					answer(m.ID, m.Method)
+				}
+			}
+		}
+	})
+	pc, errc := startPipeBridge(t, sock)
+	pc.send(initializedLine)
+	cancel := func(id string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`
+	}
+	for _, id := range []string{"5", `"s"`} {
+		pc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"hold"}`)
+		pc.send(cancel(id))
+		pc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"again"}`)
+		r := pc.next()
+		res, _ := r["result"].(map[string]any)
+		if res["what"] != "again" {
+			t.Fatalf("id %s used again after its call was cancelled: first answer %v; want the new call's (no answer to the cancelled one)", id, r)
+		}
+	}
+	// The reused id cancelled again: no answer to it either.
+	pc.send(`{"jsonrpc":"2.0","id":5,"method":"hold"}`)
+	pc.send(cancel("5"))
+	pc.send(`{"jsonrpc":"2.0","id":5,"method":"hold"}`)
+	pc.send(cancel("5"))
+	pc.send(`{"jsonrpc":"2.0","id":6,"method":"last"}`)
+	if r := pc.next(); r["id"] != 6.0 {
+		t.Fatalf("after id 5 was cancelled twice: %v; want only the answer to call 6", r)
+	}
+	pc.send(`{"jsonrpc":"2.0","id":7,"method":"last"}`)
+	if r := pc.next(); r["id"] != 7.0 {
+		t.Fatalf("%v; want only the answer to call 7", r)
+	}
+	pc.stdin.Close()
+	if err := <-errc; err != nil {
+		t.Errorf("bridge: %v", err)
+	}
+	select {
+	case l, ok := <-pc.lines:
+		if ok {
+			t.Errorf("the bridge wrote %s after the last answer", l)
+		}
+	case <-time.After(time.Second):
+	}
+}
