@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -88,5 +89,30 @@ func TestBridgeReusedCancelledID(t *testing.T) {
 			t.Errorf("the bridge wrote %s after the last answer", l)
 		}
 	case <-time.After(time.Second):
+	}
+}
+
+// TestBridgeCancelFloodBounded: a client that cancels many more calls
+// than the bridge remembers (a gateway that answers none of them, each
+// with a progressToken and its id used again) leaves the bridge's maps
+// bounded.
+func TestBridgeCancelFloodBounded(t *testing.T) {
+	s := &session{inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{},
+		aliases: map[string]string{}, aliasOf: map[string]string{}, tokens: map[string]string{}, tokenOf: map[string]string{}}
+	for i := range 3 * maxCancelled {
+		id := strconv.Itoa(i)
+		gw := id
+		if i%2 == 1 { // sent under an alias, as a reused id is
+			gw = `"phantom-bridge-reused-` + id + `"`
+			s.aliases[gw], s.aliasOf[id] = id, gw
+		}
+		tok := `"tok-` + id + `"`
+		s.tokens[tok], s.tokenOf[gw] = gw, tok
+		delete(s.aliasOf, id) // as a cancellation does
+		s.keepCancelledLocked(gw, 1)
+	}
+	if len(s.cancelled) > maxCancelled || len(s.tokens) > maxCancelled || len(s.tokenOf) > maxCancelled || len(s.aliases) > maxCancelled {
+		t.Errorf("after %d cancelled calls: %d cancelled, %d tokens, %d aliases remembered; want at most %d each",
+			3*maxCancelled, len(s.cancelled), len(s.tokens), len(s.aliases), maxCancelled)
 	}
 }
