@@ -70,7 +70,11 @@ func bridge(tg target, client string, drain time.Duration, stdin io.Reader, stdo
 // them: not a call it cancelled (notifications/cancelled), nor one in
 // flight when it closed its input. A cancelled request gets no response
 // at all, as the MCP spec says: the bridge drops the gateway's answer to
-// it too, should one come, and progress notifications about it. Requests the client sends while
+// it too, should one come, and progress notifications about it; a request
+// cancelled before the bridge could send it (while it reconnects) is
+// never sent. A request reusing the id of a cancelled one goes to the
+// gateway under an id of the bridge's, so that the cancelled call's late
+// answer is not taken for its own. Requests the client sends while
 // the bridge reconnects wait; if the gateway stays away past the bounds,
 // they are answered with an error naming the socket and `phantom up`.
 //
@@ -109,6 +113,10 @@ type session struct {
 	// cancelled maps the id of each request the client cancelled while
 	// in flight to the connection it went on: its answer is dropped.
 	cancelled map[string]int
+	// queued counts the requests of the client read but not yet sent,
+	// by id; dropped are those of them it cancelled meanwhile.
+	queued  map[string]int
+	dropped map[string]bool
 	// aliases maps the id under which the bridge sent a request to the
 	// gateway, when it is not the client's, to the client's id as
 	// written; aliasOf maps the client's (canonical) id to it. A client
@@ -143,6 +151,7 @@ type gwConn struct {
 func runBridge(tg target, client string, times bridgeTimes, stdin io.Reader, stdout io.Writer) error {
 	s := &session{tg: tg, client: client, times: times, out: stdout,
 		inflight: map[string]int{}, serverReqs: map[string]int{}, cancelled: map[string]int{},
+		queued: map[string]int{}, dropped: map[string]bool{},
 		aliases: map[string]string{}, aliasOf: map[string]string{},
 		tokens: map[string]string{}, tokenOf: map[string]string{}, fatalDone: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
@@ -279,15 +288,33 @@ func (s *session) replayInit(gc *gwConn, initReq, initialized []byte) error {
 	return nil
 }
 
-// readClient relays the client's lines until its input ends.
+// readClient relays the client's lines until its input ends. It reads
+// on while a line waits to be sent (the bridge reconnecting), so that a
+// cancellation of a request not sent yet is seen: neither is sent, and
+// the request gets no answer.
 func (s *session) readClient(stdin io.Reader) error {
+	lines := make(chan []byte, maxQueued)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for line := range lines {
+			if s.fromClient(line) != nil {
+				for range lines { // fatal: runBridge returns it
+				}
+				return
+			}
+		}
+	}()
+	defer func() { close(lines); <-sent }()
 	br := bufio.NewReaderSize(stdin, 64<<10)
 	var buf []byte
 	for {
 		line, err := readLine(br, &buf)
-		if len(line) > 0 {
-			if ferr := s.fromClient(line); ferr != nil {
-				return nil // fatal: runBridge returns it
+		if len(line) > 0 && s.queue(line) {
+			select {
+			case lines <- bytes.Clone(line):
+			case <-s.fatalDone:
+				return nil
 			}
 		}
 		if err == io.EOF {
@@ -317,6 +344,10 @@ func (s *session) fromClient(line []byte) error {
 			go s.reconnect(s.times.retry)
 		}
 		s.cond.Wait()
+	}
+	if msg.kind == kindRequest && s.unqueueLocked(canonID(msg.id)) {
+		s.mu.Unlock()
+		return nil // cancelled before it was sent
 	}
 	if s.fatal != nil {
 		err := s.fatal

@@ -44,3 +44,36 @@ func withRequestID(line []byte, raw string) []byte {
 	}
 	return withMember(line, "params", string(params))
 }
+
+// maxQueued bounds the client's lines read but not yet sent.
+const maxQueued = 256
+
+// queue notes a line of the client's read but not yet sent, and reports
+// whether it is to be sent: a cancellation of a request not sent yet is
+// not (fromClient drops the request too).
+func (s *session) queue(line []byte) bool {
+	msg := scanMessage(line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case msg.kind == kindRequest:
+		s.queued[canonID(msg.id)]++
+	case msg.kind == kindNotification && msg.method == "notifications/cancelled":
+		if id, ok := cancelledID(line); ok && s.queued[id] > 0 && !s.dropped[id] {
+			s.dropped[id] = true
+			return false
+		}
+	}
+	return true
+}
+
+// unqueueLocked notes that request id is taken to be sent, and reports
+// whether the client cancelled it before.
+func (s *session) unqueueLocked(id string) (drop bool) {
+	if s.queued[id]--; s.queued[id] <= 0 {
+		delete(s.queued, id)
+	}
+	drop = s.dropped[id]
+	delete(s.dropped, id)
+	return drop
+}

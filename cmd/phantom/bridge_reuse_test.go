@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,5 +115,58 @@ func TestBridgeCancelFloodBounded(t *testing.T) {
 	if len(s.cancelled) > maxCancelled || len(s.tokens) > maxCancelled || len(s.tokenOf) > maxCancelled || len(s.aliases) > maxCancelled {
 		t.Errorf("after %d cancelled calls: %d cancelled, %d tokens, %d aliases remembered; want at most %d each",
 			3*maxCancelled, len(s.cancelled), len(s.tokens), len(s.aliases), maxCancelled)
+	}
+}
+
+// TestBridgeCancelledBeforeSent: a call the client makes while the
+// bridge reconnects, and cancels before it could be sent, is never sent
+// and gets no answer — not the bridge's "not reachable" error once it
+// gives up — while the next call gets that error.
+func TestBridgeCancelledBeforeSent(t *testing.T) {
+	var conns atomic.Int32
+	sock, hellos := fakeGateway(t, func(c *net.UnixConn, br *bufio.Reader, _ <-chan struct{}) {
+		if conns.Add(1) > 1 {
+			return // the gateway stays away
+		}
+		c.Write([]byte(okHello))
+		holdGateway(c, br, 1)
+	})
+	go func() { // the bridge tries again and again: take every hello
+		for {
+			select {
+			case <-hellos:
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}()
+	pc, stdin, stdout := newPipeClient(t)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runBridge(target{socket: sock, from: "--socket"}, "fake", bridgeTimes{drain: 10 * time.Second, reconnect: 2 * time.Second, retry: time.Second}, stdin, stdout)
+	}()
+	pc.send(initLine)
+	pc.next()
+	pc.send(initializedLine)
+	pc.send(`{"jsonrpc":"2.0","id":2,"method":"crash"}`)
+	if r := pc.next(); r["id"] != 2.0 || r["error"] == nil {
+		t.Fatalf("after the gateway died: %v; want the bridge's error for call 2", r)
+	}
+	pc.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	pc.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
+	pc.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	if r := pc.next(); r["id"] != 4.0 || r["error"] == nil {
+		t.Fatalf("first line after cancelled call 3 and call 4 = %v; want the bridge's error for call 4 only", r)
+	}
+	pc.stdin.Close()
+	if err := <-errc; err != nil {
+		t.Logf("bridge: %v", err)
+	}
+	select {
+	case l, ok := <-pc.lines:
+		if ok {
+			t.Errorf("the bridge wrote %s after the last answer", l)
+		}
+	case <-time.After(time.Second):
 	}
 }
