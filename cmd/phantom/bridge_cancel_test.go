@@ -27,6 +27,20 @@ func TestCanonID(t *testing.T) {
 	}
 }
 
+// gatewayRequest is what a fake gateway reads of a line from the bridge:
+// a request or notification, the id a cancellation names, a progress
+// token.
+type gatewayRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
 // holdGateway is a fake gateway that answers "hold" requests only once
 // the client cancels them (as go-sdk v1.8.0 answers a cancelled call when
 // its handler returns), other requests at once, and dies on "crash"
@@ -39,16 +53,7 @@ func holdGateway(c *net.UnixConn, br *bufio.Reader, n int) {
 		if err != nil {
 			return
 		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				RequestID json.RawMessage `json:"requestId"`
-				Meta      struct {
-					ProgressToken json.RawMessage `json:"progressToken"`
-				} `json:"_meta"`
-			} `json:"params"`
-		}
+		var m gatewayRequest
 		json.Unmarshal([]byte(line), &m)
 		if tok := m.Params.Meta.ProgressToken; tok != nil {
 			tokens[string(m.ID)] = tok

@@ -26,13 +26,7 @@ func TestBridgeReusedCancelledID(t *testing.T) {
 			if err != nil {
 				return
 			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Params struct {
-					RequestID json.RawMessage `json:"requestId"`
-				} `json:"params"`
-			}
+			var m gatewayRequest
 			json.Unmarshal([]byte(line), &m)
 			answer := func(id json.RawMessage, what string) {
 				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"what": what}})
