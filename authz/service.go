@@ -341,8 +341,9 @@ func (s *Service) ListGrants(context.Context, *authzv1.ListGrantsRequest) (*auth
 	return resp, nil
 }
 
-// RevokeGrant revokes a grant. It is the human's act (Settings › MCP): the
-// guard refuses it to processes inside Phantom. The grant is revoked in
+// RevokeGrant revokes a grant. It is the human's act (Settings › MCP, or
+// attach's grants view, which terminald relays): the guard refuses it to
+// processes inside Phantom. The grant is revoked in
 // memory even when the grants file cannot be written; the response then
 // says why the file was not updated.
 func (s *Service) RevokeGrant(ctx context.Context, req *authzv1.RevokeGrantRequest) (*authzv1.RevokeGrantResponse, error) {
@@ -352,6 +353,7 @@ func (s *Service) RevokeGrant(ctx context.Context, req *authzv1.RevokeGrantReque
 	}
 	e := grantEntry(audit.GrantRevoked, r.Grant)
 	e.By = actorOf(ctx)
+	e.By.For = relayedFor(req.GetRelayedForPid())
 	resp := &authzv1.RevokeGrantResponse{}
 	if r.FileErr != nil {
 		resp.FileError = r.FileErr.Error()

@@ -56,7 +56,8 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		}
 	}()
 	creds, _ := peercred.FromContext(stream.Context()) // who answers sheets here, for authz's audit log
-	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live, Focus: s.focuses},
+	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live, Focus: s.focuses,
+		Grants: s.grants},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),
@@ -74,3 +75,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 // attach marks on its status line and opens with prefix+s. Call it before
 // serving.
 func (s *Service) SetSheets(sh attach.Sheets) { s.sheets = sh }
+
+// SetGrants installs authz's grants and audit log, which attach's grants
+// view (prefix g) lists and revokes. Call it before serving.
+func (s *Service) SetGrants(g attach.Grants) { s.grants = g }

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/phantom-dev/phantom/authz/audit"
 	"github.com/phantom-dev/phantom/internal/config"
 	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/guard"
@@ -179,6 +181,7 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		return nil, nil, err
 	}
 	svc.SetSheets(sheets)
+	svc.SetGrants(grantsRelay{az: sheets.az, auditPath: filepath.Join(layout.State, audit.FileName)})
 	svc.SetEventRecorder(sheets.az, logger)
 	terminalv1.RegisterTerminalServiceServer(srv.GRPC, svc)
 	reloader := newConfigReloader(layout.Config, ws, logger)

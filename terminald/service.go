@@ -29,6 +29,9 @@ type Service struct {
 	// sheets are the permission sheets waiting for the human, shown and
 	// answered in attach; nil when there is no authz to ask.
 	sheets attach.Sheets
+	// grants are authz's grants and audit log for attach's grants view;
+	// nil when there is no authz to ask.
+	grants attach.Grants
 	// live are config.json's attach settings as reloaded (reload.go); nil
 	// without a reloader: attach then reads the prefix once.
 	live *attach.Live

@@ -59,6 +59,7 @@ var commands = []Command{
 	{"paste", []string{"]"}, "paste the last copy"},
 	{"leave-copy-mode", []string{"q"}, "copy mode: scrollback, search, select; leave"},
 	{"sheet", []string{"s"}, "the waiting permission sheet"},
+	{"grants", []string{"g"}, "grants: list, revoke; the last decisions"},
 	{"accept-focus", []string{"f"}, "show the tab an agent's notice asks for"},
 	{"detach", []string{"d"}, "detach (the tabs keep running)"},
 	{"list-keys", []string{"?"}, "this list"},

@@ -32,7 +32,8 @@ var (
 //     EndConnection, ListPolicy) — but may not answer sheets, which would
 //     let the agents' side answer for the human.
 //   - terminald and the other daemons' guards ask authz; terminald also
-//     shows sheets in attach, relays the human's answers and reports to
+//     shows sheets in attach, relays the human's answers, lists grants
+//     and relays revocations for attach's grants view, and reports to
 //     the audit log what agents' focus_terminal did (RecordEvent).
 //   - authz, gitd, editord and lspd read terminald's tabs to compute reach
 //     and place callers; gitd and editord open tabs (a worktree's, the
@@ -49,11 +50,15 @@ var mayCall = map[string][]string{
 		authzv1.AuthzService_EndConnection_FullMethodName,
 		authzv1.AuthzService_ListPolicy_FullMethodName,
 	},
-	// terminald relays the answers the human gives in attach, and
+	// terminald relays the answers the human gives in attach and the
+	// revocations of its grants view (which lists the grants), and
 	// reports what agents' focus_terminal did to the human's clients.
+	// It cannot add a grant but by relaying an answer.
 	"terminald": append(guardToAuthz,
 		authzv1.AuthzService_WatchSheets_FullMethodName,
 		authzv1.AuthzService_AnswerSheet_FullMethodName,
+		authzv1.AuthzService_ListGrants_FullMethodName,
+		authzv1.AuthzService_RevokeGrant_FullMethodName,
 		authzv1.AuthzService_RecordEvent_FullMethodName,
 	),
 	"authz": {

@@ -48,6 +48,8 @@ func (s *session) overlayBox() *sheetBox {
 		return s.helpBox()
 	case modeChoose:
 		return s.chooseBox()
+	case modeGrants:
+		return s.grantsBox()
 	}
 	return s.box()
 }

@@ -84,6 +84,8 @@ func (s *session) keys(b []byte) error {
 			}
 		case modeChoose:
 			rest = s.chooseKeys(chunk)
+		case modeGrants:
+			rest = s.grantsKeys(chunk)
 		case modeConfirm:
 			rest = s.confirmKeys(chunk)
 		default:
@@ -223,6 +225,7 @@ var commandFuncs = map[string]func(*session){
 		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
 	},
 	"list-keys":    func(s *session) { s.mode, s.needFull = modeHelp, true },
+	"grants":       (*session).openGrants,
 	"accept-focus": (*session).acceptFocus,
 }
 

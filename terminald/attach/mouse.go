@@ -84,7 +84,7 @@ func (s *session) mouse(ev mouseEvent) error {
 	btn := ev.button()
 	press := !ev.release && !ev.motion()
 	switch s.mode {
-	case modeSheet, modePrompt, modeConfirm, modeChoose:
+	case modeSheet, modePrompt, modeConfirm, modeChoose, modeGrants:
 		// The keys answer these; a stray click must not.
 		return nil
 	case modeHelp:

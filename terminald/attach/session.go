@@ -59,6 +59,9 @@ type Options struct {
 	// which switches its tab only while its human is not typing, and
 	// shows a notice otherwise (focus.go).
 	Focus *Focuses
+	// Grants, when set, are authz's grants and audit log for the grants
+	// view (prefix g, grantsview.go); revocations there are the human's.
+	Grants Grants
 }
 
 // Hello opens a session.
@@ -114,6 +117,7 @@ const (
 	modeHelp                // the key list's box is open; any key closes it
 	modeChoose              // the tab chooser's box is open
 	modeConfirm             // the status line asks y/n before closing a tab
+	modeGrants              // the grants view's box is open (grantsview.go)
 )
 
 // session is one attached client.
@@ -178,6 +182,9 @@ type session struct {
 	shownSecs int               // the countdown the box shows
 	boxCache  *sheetBox
 
+	gv       grantsState       // modeGrants
+	grantsIn chan grantsResult // the grants view's loads coming back
+
 	// Agents' focus requests (focus.go). followed is the window's focused
 	// tab as the session last followed it; diverged the tab an agent's
 	// request switched this client to while the window's focus stayed
@@ -206,8 +213,9 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		o: o, ws: o.Workspace, send: send,
 		r:    Renderer{TrueColor: h.ColorTerm == "truecolor" || h.ColorTerm == "24bit", Mouse: true},
 		cols: max(h.Cols, 2), rows: max(h.Rows, 2),
-		answers: make(chan answerResult, 1),
-		dirty:   make(chan struct{}, 1),
+		answers:  make(chan answerResult, 1),
+		grantsIn: make(chan grantsResult, 1),
+		dirty:    make(chan struct{}, 1),
 	}
 	defer s.bg.Wait()
 	watch := s.ws.Watch()
@@ -282,8 +290,11 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		case <-sheets:
 			s.needFrame = true // the status line's marker
 			s.syncSheet()
+			s.grantsChanged()
 		case r := <-s.answers:
 			s.answerDone(r)
+		case r := <-s.grantsIn:
+			s.grantsDone(r)
 		case _, ok := <-watch.Events():
 			if !ok {
 				if watch.Err() == nil {

@@ -1253,7 +1253,12 @@ func (x *ListGrantsResponse) GetGrants() []*Grant {
 type RevokeGrantRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The grant.
-	GrantId       string `protobuf:"bytes,1,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
+	GrantId string `protobuf:"bytes,1,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
+	// For a revocation terminald relays from a `phantom attach` client (its
+	// grants view): that client's process id, as the kernel gave it to
+	// terminald. Only for the audit log, which records it beside the
+	// relaying process; it decides nothing.
+	RelayedForPid int32 `protobuf:"varint,2,opt,name=relayed_for_pid,json=relayedForPid,proto3" json:"relayed_for_pid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1293,6 +1298,13 @@ func (x *RevokeGrantRequest) GetGrantId() string {
 		return x.GrantId
 	}
 	return ""
+}
+
+func (x *RevokeGrantRequest) GetRelayedForPid() int32 {
+	if x != nil {
+		return x.RelayedForPid
+	}
+	return 0
 }
 
 // RevokeGrantResponse confirms.
@@ -2020,9 +2032,10 @@ const file_phantom_authz_v1_authz_proto_rawDesc = "" +
 	"\x04call\x18\v \x01(\tR\x04call\"\x13\n" +
 	"\x11ListGrantsRequest\"E\n" +
 	"\x12ListGrantsResponse\x12/\n" +
-	"\x06grants\x18\x01 \x03(\v2\x17.phantom.authz.v1.GrantR\x06grants\":\n" +
+	"\x06grants\x18\x01 \x03(\v2\x17.phantom.authz.v1.GrantR\x06grants\"k\n" +
 	"\x12RevokeGrantRequest\x12$\n" +
-	"\bgrant_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\agrantId\"4\n" +
+	"\bgrant_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\agrantId\x12/\n" +
+	"\x0frelayed_for_pid\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\rrelayedForPid\"4\n" +
 	"\x13RevokeGrantResponse\x12\x1d\n" +
 	"\n" +
 	"file_error\x18\x01 \x01(\tR\tfileError\":\n" +
