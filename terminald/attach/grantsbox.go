@@ -24,7 +24,7 @@ func (s *session) grantsBox() *sheetBox {
 	area := s.rows - 1
 	inner := max(min(s.cols-4, grantsWidth), 1)
 	avail := max(area-2, 1) // inside the border
-	keys := s.grantsKeysLine()
+	keys := wrap(nil, s.grantsKeysLine(), inner, avail) // wrapped, not cut: they must all show
 
 	var top, bottom [][]screen.Cell
 	top = append(top, clipRow([]span{{"Grants", styleBold}, {" — standing (always) and once; an agent is asked again once its grant is revoked", styleDim}}, inner))
@@ -34,7 +34,7 @@ func (s *session) grantsBox() *sheetBox {
 
 	// Room: the fixed rows (headers, the blank between, the keys), then
 	// the grants, then the decisions with at least a third of what is left.
-	room := max(avail-len(top)-len(bottom)-1-1, 0) // a blank before the keys
+	room := max(avail-len(top)-len(bottom)-1-len(keys), 0) // a blank before the keys
 	decRoom := max(min(len(decRows), max(room-len(grantRows), room/3)), 0)
 	grRoom := max(room-decRoom, 0)
 	if grRoom < len(grantRows) && len(gv.grants) > 0 {
@@ -46,7 +46,7 @@ func (s *session) grantsBox() *sheetBox {
 		body = append(body, bottom...)
 		body = append(body, decRows[:decRoom]...)
 	}
-	body = append(body, nil, clipRow(keys, inner))
+	body = append(append(body, nil), keys...)
 	if len(body) > avail { // a tiny client: the keys still show
 		body = body[len(body)-avail:]
 	}
