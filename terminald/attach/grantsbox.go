@@ -23,7 +23,7 @@ func (s *session) grantsBox() *sheetBox {
 	gv := &s.gv
 	area := s.rows - 1
 	inner := max(min(s.cols-4, grantsWidth), 1)
-	avail := max(area-2, 1) // inside the border
+	avail := max(area-2, 1)                             // inside the border
 	keys := wrap(nil, s.grantsKeysLine(), inner, avail) // wrapped, not cut: they must all show
 
 	var top, bottom [][]screen.Cell
