@@ -8,7 +8,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -31,7 +30,11 @@ func decode(b []byte, c *Config) error {
 	if _, ok := tree.(map[string]any); !ok {
 		return fmt.Errorf("the file must hold one JSON object, {…}, not %s", jsonKind(tree))
 	}
-	if err := unknownFields(b, tree, reflect.TypeFor[Config](), ""); err != nil {
+	ordered, err := parseOrdered(b)
+	if err != nil {
+		return fmt.Errorf("not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if err := unknownFields(b, ordered, reflect.TypeFor[Config](), ""); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(b, c); err != nil {
@@ -44,20 +47,87 @@ func decode(b []byte, c *Config) error {
 	return nil
 }
 
-// unknownFields reports the first object key in tree (decoded JSON) that
-// the Go type t has no field for, walking structs and maps of structs.
+// member is one key of a JSON object, in the file's order: its name,
+// the offset of its opening quote plus one (as position takes it), and
+// its value (a jsonObject for an object, else whatever json decodes).
+type member struct {
+	key   string
+	off   int64
+	value any
+}
+
+// jsonObject is a JSON object with its keys in the order of the file, so
+// that a check reports the first wrong key a reader meets, not the first
+// in the alphabet.
+type jsonObject []member
+
+// parseOrdered decodes the JSON text b (already known to be valid) with
+// its objects' keys in the file's order.
+func parseOrdered(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return readOrdered(dec, b)
+}
+
+// readOrdered reads the next value from dec.
+func readOrdered(dec *json.Decoder, b []byte) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		var obj jsonObject
+		for dec.More() {
+			// The key starts after the blanks and the comma that follow
+			// the previous token.
+			at := dec.InputOffset()
+			for at < int64(len(b)) && strings.IndexByte(" \t\r\n,", b[at]) >= 0 {
+				at++
+			}
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			key, _ := k.(string)
+			v, err := readOrdered(dec, b)
+			if err != nil {
+				return nil, err
+			}
+			obj = append(obj, member{key: key, off: at + 1, value: v})
+		}
+		_, err := dec.Token() // }
+		return obj, err
+	case json.Delim('['):
+		var list []any
+		for dec.More() {
+			v, err := readOrdered(dec, b)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		_, err := dec.Token() // ]
+		return list, err
+	}
+	return tok, nil
+}
+
+// unknownFields reports the first object key in tree (parseOrdered's),
+// in the file's order, that the Go type t has no field for, walking
+// structs and maps of structs.
 func unknownFields(b []byte, tree any, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	obj, ok := tree.(map[string]any)
+	obj, ok := tree.(jsonObject)
 	if !ok {
 		return nil // a type error, reported by the real decode
 	}
 	switch {
 	case t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Struct:
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := unknownFields(b, obj[k], t.Elem(), fmt.Sprintf("%s[%q]", path, k)); err != nil {
+		for _, m := range obj {
+			if err := unknownFields(b, m.value, t.Elem(), fmt.Sprintf("%s[%q]", path, m.key)); err != nil {
 				return err
 			}
 		}
@@ -73,42 +143,25 @@ func unknownFields(b []byte, tree any, t reflect.Type, path string) error {
 		}
 	}
 	known := slices.Sorted(maps.Keys(fields))
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		ft, ok := fields[k]
+	for _, m := range obj {
+		ft, ok := fields[m.key]
 		if !ok {
 			where := "at the top level"
 			if path != "" {
 				where = "in " + path
 			}
 			return fmt.Errorf("%s: unknown field %q %s%s; the fields there are %s",
-				position(b, keyOffset(b, k)), k, where, suggest(k, known), strings.Join(known, ", "))
+				position(b, m.off), m.key, where, suggest(m.key, known), strings.Join(known, ", "))
 		}
-		sub := k
+		sub := m.key
 		if path != "" {
-			sub = path + "." + k
+			sub = path + "." + m.key
 		}
-		if err := unknownFields(b, obj[k], ft, sub); err != nil {
+		if err := unknownFields(b, m.value, ft, sub); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// keyOffset is the offset just past the first occurrence of key as an
-// object key in b, or 0 when it cannot be found.
-func keyOffset(b []byte, key string) int64 {
-	q := []byte(strconv.Quote(key))
-	for from := 0; ; {
-		i := bytes.Index(b[from:], q)
-		if i < 0 {
-			return 0
-		}
-		end := from + i + len(q)
-		if rest := bytes.TrimLeft(b[end:], " \t\r\n"); len(rest) > 0 && rest[0] == ':' {
-			return int64(from + i + 1)
-		}
-		from = end
-	}
 }
 
 // position writes a byte offset of b as "line L, column C" (1-based).
