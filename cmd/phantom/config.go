@@ -112,12 +112,34 @@ func readSettings(args []string) (path string, b []byte, err error) {
 // checkSettings is up's check of config.json before any daemon starts:
 // an invalid file is reported with its cause, not as daemons that failed
 // to start.
-func checkSettings(l paths.Layout) error {
-	if _, err := config.Load(l.Config); err != nil {
-		return &cliError{code: exitFailure, what: "up", why: err.Error(),
+func checkSettings(l paths.Layout) (config.Config, error) {
+	c, err := config.Load(l.Config)
+	if err != nil {
+		return c, &cliError{code: exitFailure, what: "up", why: err.Error(),
 			todo: "fix the file (phantom config check), then run phantom up again"}
 	}
-	return nil
+	return c, nil
+}
+
+// prefixWords names the prefix config.json sets as a human reads it:
+// Ctrl-\ by default, "Ctrl-a" for "C-a", "`" for "`".
+func prefixWords(c config.Config) string {
+	p, err := config.ParsePrefix(c.Prefix)
+	if err != nil { // Load checked it
+		p = config.DefaultPrefix
+	}
+	name := config.KeyName(string(rune(p)))
+	if rest, ok := strings.CutPrefix(name, "C-"); ok {
+		return "Ctrl-" + rest
+	}
+	return name
+}
+
+// upMessage is what phantom up prints once Phantom serves: how to see it
+// (with the prefix config.json sets), list it, and connect agents.
+func upMessage(c config.Config) string {
+	return fmt.Sprintf("Phantom is up. See it: phantom attach (%s d detaches); list tabs: phantom ls; "+
+		"connect your agents: phantom mcp install", prefixWords(c))
 }
 
 // reloadCmd is `phantom reload`: apply config.json now.

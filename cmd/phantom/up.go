@@ -57,7 +57,8 @@ first in their PATH.`,
 			if err != nil {
 				return err
 			}
-			if err := checkSettings(l); err != nil {
+			settings, err := checkSettings(l)
+			if err != nil {
 				return err
 			}
 			for _, dir := range []string{l.Runtime, l.Logs} {
@@ -75,7 +76,7 @@ first in their PATH.`,
 			if err != nil {
 				return err
 			}
-			fmt.Println("Phantom is up. See it: phantom attach (Ctrl-\\ d detaches); list tabs: phantom ls; agents connect with: phantom +mcp-server --client=NAME")
+			fmt.Println(upMessage(settings))
 			if !foreground {
 				return nil
 			}
@@ -715,10 +716,19 @@ func statusCmd() *cobra.Command {
 				out.Daemons = append(out.Daemons, d)
 			}
 			out.Permissions = permissionsHealth(l)
+			var down []string
+			for _, d := range out.Daemons {
+				if d.Health != "serving" {
+					down = append(down, d.Name)
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+				return notServing(down, len(out.Daemons))
 			}
 			fmt.Printf("bundle id   %s\n", out.BundleID)
 			for _, d := range out.Daemons {
@@ -748,12 +758,23 @@ func statusCmd() *cobra.Command {
 			for _, line := range differingWarnings(differs) {
 				fmt.Fprintln(os.Stderr, line)
 			}
-			if !out.Running {
-				return errors.New("not every daemon is serving; start them with `phantom up`")
-			}
-			return nil
+			return notServing(down, len(out.Daemons))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// notServing is status's verdict: nil when no daemon is down, else a
+// failure with exit status 3 (Phantom is not running), which says which
+// daemons are down unless all of them are.
+func notServing(down []string, of int) error {
+	switch {
+	case len(down) == 0:
+		return nil
+	case len(down) == of:
+		return &cliError{code: exitNotRunning, why: "Phantom is not running", todo: "start it with phantom up"}
+	}
+	return &cliError{code: exitNotRunning, why: "not every daemon is serving: " + strings.Join(down, ", ") + " down",
+		todo: "phantom up starts the missing ones"}
 }
