@@ -87,6 +87,14 @@ func absDir(dir string) (string, error) {
 	return filepath.Join(wd, dir), nil
 }
 
+// groupLabel is how ls shows group id: its label, else the id.
+func groupLabel(labels map[string]string, id string) string {
+	if l, ok := labels[id]; ok {
+		return l
+	}
+	return id
+}
+
 func lsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -104,6 +112,7 @@ program) and its shell's directory as the kernel reports it, not OSC 7.`,
 			var (
 				resp   *terminalv1.ListTerminalsResponse
 				places map[string]string
+				groups map[string]string
 			)
 			err := withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) (err error) {
 				if asJSON {
@@ -113,6 +122,7 @@ program) and its shell's directory as the kernel reports it, not OSC 7.`,
 				r := newTargets(ctx, tc)
 				places, err = r.Places()
 				resp = &terminalv1.ListTerminalsResponse{Terminals: r.tabs}
+				groups = r.GroupLabels()
 				return err
 			})
 			if err != nil {
@@ -130,7 +140,7 @@ program) and its shell's directory as the kernel reports it, not OSC 7.`,
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, t.GetTitle(), t.GetDirectory(),
 					t.GetForegroundProcess().GetName(), tabState(t), ports(t.GetDevServerPorts()),
-					dash(t.GetGroupId()), places[t.GetId()], dash(t.GetWorktree()), agentState(t))
+					dash(groupLabel(groups, t.GetGroupId())), places[t.GetId()], dash(t.GetWorktree()), agentState(t))
 			}
 			return tw.Flush()
 		},

@@ -186,6 +186,32 @@ func (r *targets) Window(arg string) (*terminalv1.Window, error) {
 	return w, nil
 }
 
+// GroupLabels returns how to show each group, by id: its name (control
+// characters escaped: an agent may have chosen it), with the id beside it
+// when another group has that name too ("api (g2)"); nil when the groups
+// cannot be listed, so that callers show ids.
+func (r *targets) GroupLabels() map[string]string {
+	resp, err := r.tc.ListGroups(r.ctx, &terminalv1.ListGroupsRequest{})
+	if err != nil {
+		return nil
+	}
+	count := map[string]int{}
+	for _, g := range resp.GetGroups() {
+		count[g.GetName()]++
+	}
+	labels := map[string]string{}
+	for _, g := range resp.GetGroups() {
+		switch name := printable(g.GetName()); {
+		case name == "":
+		case count[g.GetName()] > 1:
+			labels[g.GetId()] = name + " (" + g.GetId() + ")"
+		default:
+			labels[g.GetId()] = name
+		}
+	}
+	return labels
+}
+
 // Group resolves arg, an id or a name, to a group id.
 func (r *targets) Group(arg string) (string, error) {
 	if isID(arg, 'g') {
@@ -334,7 +360,10 @@ func (r *targets) windowNamed(arg string) (*terminalv1.Window, error) {
 }
 
 // currentWindow is the window a bare position counts in: the window of
-// the tab the command runs in, else the only window.
+// the tab the command runs in, else the only window, else the only window
+// that has a tab at that position (an empty window, or one with fewer
+// tabs, does not make the position ambiguous). Several that have it are
+// ambiguous: the error names each.
 func (r *targets) currentWindow(arg string) (*terminalv1.Window, error) {
 	if err := r.list(); err != nil {
 		return nil, err
@@ -348,12 +377,25 @@ func (r *targets) currentWindow(arg string) (*terminalv1.Window, error) {
 	if len(r.windows) == 0 {
 		return nil, notFoundError("there are no windows", "open a tab with phantom new")
 	}
-	names := make([]string, len(r.windows))
-	for i, w := range r.windows {
+	var having []*terminalv1.Window
+	for _, w := range r.windows {
+		// The position counted as tabIn counts it, so that both agree.
+		if _, err := r.tabIn(w, arg, arg); err == nil {
+			having = append(having, w)
+		}
+	}
+	switch len(having) {
+	case 0:
+		return nil, notFoundError(fmt.Sprintf("no window has a tab %s", arg), "phantom ls lists the tabs")
+	case 1:
+		return having[0], nil
+	}
+	names := make([]string, len(having))
+	for i, w := range having {
 		names[i] = r.windowName(w.GetId()) + ":" + arg
 	}
-	return nil, usageError(fmt.Sprintf("tab %s is ambiguous: there are %d windows", arg, len(r.windows)),
-		"say which, e.g. "+strings.Join(names, " or "))
+	return nil, usageError(fmt.Sprintf("tab %s is ambiguous: %d windows have one", arg, len(having)),
+		"say which: "+strings.Join(names, " or "))
 }
 
 // tabIn resolves what, a position or a tab name, within window w.
