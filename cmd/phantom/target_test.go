@@ -58,7 +58,9 @@ func TestTargets(t *testing.T) {
 		{arg: "2", inTab: "t5", tab: "t5"},
 		{arg: "1", inTab: "t1", tab: "t1"},
 		{arg: "build", code: exitUsage, says: `"build" names 2 tabs: t2 (main:2), t3 (ci:1)`},
-		{arg: "2", code: exitUsage, says: "say which, e.g. main:2 or ci:2"},
+		{arg: "2", code: exitUsage, says: "tab 2 is ambiguous: 2 windows have one — say which: main:2 or ci:2"},
+		{arg: "3", tab: "t4"}, // only main has a third tab
+		{arg: "7", code: exitNotFound, says: "no window has a tab 7"},
 		{arg: "main:4", code: exitNotFound, says: "window main has 3 tabs, so no tab 4"},
 		{arg: "nope:1", code: exitNotFound, says: `window "nope" not found`},
 		{arg: "nope", code: exitNotFound, says: `no tab or window is called "nope"`},
@@ -86,6 +88,9 @@ func TestTargets(t *testing.T) {
 	places, err := r.Places()
 	if want := map[string]string{"t1": "main:1", "t2": "main:2", "t4": "main:3", "t3": "ci:1", "t5": "ci:2"}; err != nil || !maps.Equal(places, want) {
 		t.Errorf("Places() = %v, %v; want %v", places, err, want)
+	}
+	if got := r.GroupLabels(); !maps.Equal(got, map[string]string{"g1": "api"}) {
+		t.Errorf("GroupLabels() = %v, want g1: api", got)
 	}
 	for arg, want := range map[string]string{"api": "g1", "g9": "g9"} {
 		if got, err := r.Group(arg); err != nil || got != want {
@@ -138,5 +143,26 @@ func TestTargetsInsideTab(t *testing.T) {
 	var ce *cliError
 	if _, err := r.Tab("ci:1"); !errors.As(err, &ce) || ce.code != exitNotFound || !strings.Contains(ce.todo, "windows go by id") {
 		t.Errorf("Tab(ci:1) inside a tab: %v, want not found, saying windows go by id", err)
+	}
+}
+
+// twinGroups lists two groups of one name, one without a name, and one
+// whose name holds an escape.
+type twinGroups struct{ fakeLists }
+
+func (twinGroups) ListGroups(context.Context, *terminalv1.ListGroupsRequest, ...grpc.CallOption) (*terminalv1.ListGroupsResponse, error) {
+	return &terminalv1.ListGroupsResponse{Groups: []*terminalv1.Group{
+		{Id: "g1", Name: "api"}, {Id: "g2", Name: "api"}, {Id: "g3"}, {Id: "g4", Name: "x\x1b[2Jy"}}}, nil
+}
+
+// TestGroupLabels: ls shows a group by name, with its id when the name is
+// shared, by id when it has none, escaped when it holds control
+// characters.
+func TestGroupLabels(t *testing.T) {
+	labels := newTargets(context.Background(), twinGroups{}).GroupLabels()
+	for id, want := range map[string]string{"g1": "api (g1)", "g2": "api (g2)", "g3": "g3", "g4": `x\x1b[2Jy`, "g9": "g9"} {
+		if got := groupLabel(labels, id); got != want {
+			t.Errorf("groupLabel(%s) = %q, want %q", id, got, want)
+		}
 	}
 }
