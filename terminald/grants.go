@@ -1,9 +1,11 @@
 package terminald
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -26,6 +28,7 @@ import (
 type grantsRelay struct {
 	az        authzv1.AuthzServiceClient
 	auditPath string
+	tail      int64 // how much of a log file's end to read; auditTail if 0
 }
 
 // List lists the standing grants and the once grants of live connections.
@@ -68,17 +71,27 @@ var decisionEvents = map[string]string{
 	audit.GrantRevoked: "revoked",
 }
 
-// Decisions reads the last n decisions from the audit log and its rotated
-// files, newest first, reading an older file only when the newer ones
-// hold fewer than n.
+// auditTail is how much of the end of a log file the view reads: the
+// view reloads whenever a sheet or a grant changes, and a whole file (up
+// to audit.DefaultMaxSize) would cost terminald a parse of megabytes each
+// time. phantom audit reads it all.
+const auditTail = 1 << 20
+
+// Decisions reads the last n decisions from the end of the audit log,
+// newest first, going on to the rotated file before it only when the
+// newer one was read whole and held fewer than n.
 func (g grantsRelay) Decisions(ctx context.Context, n int) ([]attach.AuditDecision, error) {
 	files := audit.Files(g.auditPath)
+	tail := g.tail
+	if tail <= 0 {
+		tail = auditTail
+	}
 	var out []attach.AuditDecision
 	for _, name := range slices.Backward(files) {
 		if len(out) >= n || ctx.Err() != nil {
 			break
 		}
-		entries, err := readAuditFile(name)
+		entries, whole, err := readAuditTail(name, tail)
 		if err != nil {
 			return out, err
 		}
@@ -90,26 +103,50 @@ func (g grantsRelay) Decisions(ctx context.Context, n int) ([]attach.AuditDecisi
 				out = append(out, d)
 			}
 		}
+		if !whole {
+			break // an older file would leave a gap
+		}
 	}
 	return out, nil
 }
 
-// readAuditFile reads one file of the log; a file rotated away meanwhile
-// holds nothing.
-func readAuditFile(name string) ([]audit.Entry, error) {
+// readAuditTail reads the entries of the last max bytes of one file of
+// the log (from the first whole line), and whether that was the whole
+// file; a file rotated away meanwhile holds nothing. A long text written
+// by reference to a line before the tail stays empty (see audit.Read).
+func readAuditTail(name string, max int64) ([]audit.Entry, bool, error) {
 	f, err := os.Open(name)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the audit log: %w", err)
+		return nil, false, fmt.Errorf("read the audit log: %w", err)
 	}
 	defer f.Close()
-	entries, _, err := audit.Read(f, time.Time{})
+	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read the audit log %s: %w", name, err)
+		return nil, false, fmt.Errorf("read the audit log %s: %w", name, err)
 	}
-	return entries, nil
+	off := st.Size() - max
+	if off < 0 {
+		off = 0
+	}
+	r := bufio.NewReader(io.NewSectionReader(f, off, st.Size()-off))
+	// The tail starts inside a line: skip to the end of it, however long.
+	for off > 0 {
+		_, err := r.ReadSlice('\n')
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, false, nil // no whole line in the tail
+		}
+	}
+	entries, _, err := audit.Read(r, time.Time{})
+	if err != nil {
+		return nil, false, fmt.Errorf("read the audit log %s: %w", name, err)
+	}
+	return entries, off == 0, nil
 }
 
 // toDecisionLine is e as the view lists it, if it is a decision.
@@ -128,8 +165,12 @@ func toDecisionLine(e audit.Entry) (attach.AuditDecision, bool) {
 		}
 	case e.Command != "":
 		d.What = e.Command
+	case e.CommandSHA256 != "":
+		d.What = "(a long command: phantom audit shows it)"
 	case e.Subject != "":
 		d.What = e.Subject
+	case e.SubjectSHA256 != "":
+		d.What = "(a long text: phantom audit shows it)"
 	case e.Reason != "":
 		d.What = e.Reason
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ func TestGrantsRelayDecisions(t *testing.T) {
 		current []audit.Entry
 		rotated []audit.Entry
 		n       int
+		tail    int64
 		want    []string // "outcome client tool what"
 	}{
 		{"newest first, decisions only", []audit.Entry{
@@ -46,16 +48,25 @@ func TestGrantsRelayDecisions(t *testing.T) {
 			{Time: at(3), Event: audit.Allowed, Client: "claude", Tool: "run_command", Command: "make"},
 			{Time: at(4), Event: audit.Denied, Client: "codex", Tool: "read_output", Subject: "tab t2"},
 			{Time: at(5), Event: audit.GrantRevoked, Client: "claude", Grant: "g1", Capability: "run", Scope: "all"},
-		}, nil, 20, []string{"revoked claude  grant g1 (run, scope all)", "denied codex read_output tab t2", "allowed claude run_command make"}},
+		}, nil, 20, 0, []string{"revoked claude  grant g1 (run, scope all)", "denied codex read_output tab t2", "allowed claude run_command make"}},
 		{"n bounds", []audit.Entry{
 			{Time: at(1), Event: audit.TimedOut, Client: "a"},
 			{Time: at(2), Event: audit.TurnedAway, Client: "b"},
 			{Time: at(3), Event: audit.Refused, Client: "c", Reason: "busy"},
-		}, nil, 2, []string{"refused c  busy", "turned away b  "}},
+		}, nil, 2, 0, []string{"refused c  busy", "turned away b  "}},
 		{"the rotated file fills up", []audit.Entry{{Time: at(9), Event: audit.Withdrawn, Client: "new"}},
 			[]audit.Entry{{Time: at(1), Event: audit.Allowed, Client: "old1"}, {Time: at(2), Event: audit.Allowed, Client: "old2"}},
-			2, []string{"withdrawn new  ", "allowed old2  "}},
-		{"no log yet", nil, nil, 20, nil},
+			2, 0, []string{"withdrawn new  ", "allowed old2  "}},
+		{"no log yet", nil, nil, 20, 0, nil},
+		{"only the tail of a big file, and not the file before it", []audit.Entry{
+			{Time: at(1), Event: audit.Allowed, Client: "early", Command: strings.Repeat("x", 300)},
+			{Time: at(2), Event: audit.Allowed, Client: "mid"},
+			{Time: at(3), Event: audit.Denied, Client: "late"},
+		}, []audit.Entry{{Time: at(0), Event: audit.Allowed, Client: "older"}}, 20, 200,
+			[]string{"denied late  ", "allowed mid  "}},
+		{"a long text by reference before the tail", []audit.Entry{
+			{Time: at(1), Event: audit.Allowed, Client: "c", CommandSHA256: "abc"},
+		}, nil, 20, 0, []string{"allowed c  (a long command: phantom audit shows it)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +77,7 @@ func TestGrantsRelayDecisions(t *testing.T) {
 			if tt.rotated != nil {
 				writeAudit(t, path+".1", tt.rotated...)
 			}
-			got, err := grantsRelay{auditPath: path}.Decisions(context.Background(), tt.n)
+			got, err := grantsRelay{auditPath: path, tail: tt.tail}.Decisions(context.Background(), tt.n)
 			if err != nil {
 				t.Fatal(err)
 			}
