@@ -118,8 +118,9 @@ func TestAuditTrail(t *testing.T) {
 	f.svc.EndConnection(ctx, &authzv1.EndConnectionRequest{ConnectionId: "c5"})
 	recv(t, ch)
 
-	// 6. A revocation by the human, and one by an edit of the file.
-	if _, err := f.svc.RevokeGrant(ctx, &authzv1.RevokeGrantRequest{GrantId: once.GetId()}); err != nil {
+	// 6. A revocation by the human (relayed by terminald from attach's
+	// grants view, for this process), and one by an edit of the file.
+	if _, err := f.svc.RevokeGrant(ctx, &authzv1.RevokeGrantRequest{GrantId: once.GetId(), RelayedForPid: int32(os.Getpid())}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(f.path, []byte(`{"version":1,"grants":[]}`), 0o600); err != nil {
@@ -148,7 +149,9 @@ func TestAuditTrail(t *testing.T) {
 		{audit.TimedOut, func(e audit.Entry) bool { return e.Connection == "c4" && e.Sheet != "" }},
 		{audit.SheetRaised, func(e audit.Entry) bool { return e.Connection == "c5" }},
 		{audit.Withdrawn, func(e audit.Entry) bool { return e.Connection == "c5" }},
-		{audit.GrantRevoked, func(e audit.Entry) bool { return e.Grant == once.GetId() && e.GrantKind == "once" && e.By != nil }},
+		{audit.GrantRevoked, func(e audit.Entry) bool {
+			return e.Grant == once.GetId() && e.GrantKind == "once" && e.By != nil && e.By.For != nil && e.By.For.PID == os.Getpid()
+		}},
 		{audit.GrantRevoked, func(e audit.Entry) bool {
 			return e.Grant == always.GetId() && e.By != nil && e.By.Via == "edit of the grants file"
 		}},
