@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -190,8 +191,8 @@ func (s *session) grantsKeysLine() []span {
 		}
 		return append(l, span{"? ", styleAlarm}, span{"y", styleBold}, span{" revoke, any other key keeps it", stylePlain})
 	}
-	if gv.revoking != "" {
-		return []span{{"revoking " + Visible(gv.revoking) + "…", stylePlain}}
+	if r := cmp.Or(gv.revoking, gv.queued); r != "" {
+		return []span{{"revoking " + Visible(r) + "…", stylePlain}}
 	}
 	return []span{{"↑↓", styleBold}, {" select  ", stylePlain}, {"d", styleBold}, {"/", stylePlain}, {"x", styleBold},
 		{" revoke  ", stylePlain}, {"r", styleBold}, {" refresh  ", stylePlain}, {"Esc", styleBold}, {" close", stylePlain}}

@@ -77,9 +77,10 @@ const grantsDecisions = 20
 
 // grantsState is the grants view's state while it is open.
 type grantsState struct {
-	loaded    bool // a first answer came back
-	busy      bool // a load or a revocation is in flight
-	again     bool // something changed while busy: load again after
+	loaded    bool   // a first answer came back
+	busy      bool   // a load or a revocation is in flight
+	again     bool   // something changed while busy: load again after
+	queued    string // a revocation confirmed while busy: sent next
 	grants    []GrantInfo
 	listErr   string
 	decisions []AuditDecision
@@ -107,7 +108,9 @@ func (s *session) openGrants() {
 		return
 	}
 	s.leaveCopy()
-	s.mode, s.gv, s.needFull = modeGrants, grantsState{}, true
+	// A load from an earlier opening may still be in flight: it stays
+	// the one in flight (see loadGrants), and a new one follows it.
+	s.mode, s.gv, s.needFull = modeGrants, grantsState{busy: s.gv.busy, queued: s.gv.queued}, true
 	s.loadGrants("")
 }
 
@@ -131,11 +134,15 @@ func (s *session) grantsChanged() {
 
 // loadGrants lists the grants and reads the audit log in the background,
 // after revoking grant revoke when it is not "". One request is in
-// flight at a time (so that s.grantsIn never blocks a goroutine); a
-// change meanwhile loads again when it is done.
+// flight at a time (so that s.grantsIn never blocks a goroutine, and
+// Run's wait for them ends); a change meanwhile loads again when it is
+// done, and a revocation confirmed meanwhile is sent then.
 func (s *session) loadGrants(revoke string) {
 	if s.gv.busy {
 		s.gv.again = true
+		if revoke != "" {
+			s.gv.queued = revoke
+		}
 		return
 	}
 	s.gv.busy, s.gv.revoking, s.needFrame = true, revoke, true
@@ -170,6 +177,12 @@ func (s *session) grantsDone(r grantsResult) {
 	default:
 		s.setMessage("revoked " + r.revoked)
 	}
+	queued, again := gv.queued, gv.again
+	gv.queued, gv.again = "", false
+	if queued != "" {
+		// Confirmed while this load ran: sent even if the view closed.
+		defer s.loadGrants(queued)
+	}
 	if s.mode != modeGrants {
 		return
 	}
@@ -187,8 +200,7 @@ func (s *session) grantsDone(r grantsResult) {
 		gv.confirm = "" // gone meanwhile: nothing to confirm
 	}
 	s.needFrame = true
-	if gv.again {
-		gv.again = false
+	if again && queued == "" {
 		s.loadGrants("")
 	}
 }
@@ -232,12 +244,9 @@ func (s *session) grantsKeys(b []byte) []byte {
 		case "\x1b[B", "\x1bOB", "j":
 			gv.chosen = max(min(gv.chosen+1, len(gv.grants)-1), 0)
 		case "d", "x":
-			switch {
-			case gv.busy:
-				s.setMessage("wait: the grants are being read")
-			case gv.chosen < len(gv.grants):
+			if gv.chosen < len(gv.grants) {
 				gv.confirm = gv.grants[gv.chosen].ID
-			default:
+			} else {
 				s.setMessage("no grant to revoke")
 			}
 		case "r":

@@ -177,27 +177,24 @@ func TestGrantsKeys(t *testing.T) {
 		confirm  string // the question left open
 		chosen   int
 		mode     mode
-		busy     bool
 		wantNote string
 	}{
-		{"down, x, y revokes the second", "jxy", "g2", "", 1, modeGrants, false, ""},
-		{"arrow down twice, up, d, y", "\x1b[B\x1b[B\x1b[Ad" + "y", "g2", "", 1, modeGrants, false, ""},
-		{"d asks", "d", "", "g1", 0, modeGrants, false, ""},
-		{"d then n keeps", "dn", "", "", 0, modeGrants, false, "kept g1"},
-		{"d then Esc keeps and stays open", "d\x1b", "", "", 0, modeGrants, false, "kept g1"},
-		{"y alone does nothing", "y", "", "", 0, modeGrants, false, ""},
-		{"past the end stays on the last", "jjjjjj", "", "", 2, modeGrants, false, ""},
-		{"up at the top stays", "kk", "", "", 0, modeGrants, false, ""},
-		{"Esc closes", "\x1b", "", "", 0, modeNormal, false, ""},
-		{"q closes", "q", "", "", 0, modeNormal, false, ""},
-		{"the prefix closes", "\x1c", "", "", 0, modeNormal, false, ""},
-		{"no revoke while reading", "dy", "", "", 0, modeGrants, true, "wait: the grants are being read"},
+		{"down, x, y revokes the second", "jxy", "g2", "", 1, modeGrants, ""},
+		{"arrow down twice, up, d, y", "\x1b[B\x1b[B\x1b[Ad" + "y", "g2", "", 1, modeGrants, ""},
+		{"d asks", "d", "", "g1", 0, modeGrants, ""},
+		{"d then n keeps", "dn", "", "", 0, modeGrants, "kept g1"},
+		{"d then Esc keeps and stays open", "d\x1b", "", "", 0, modeGrants, "kept g1"},
+		{"y alone does nothing", "y", "", "", 0, modeGrants, ""},
+		{"past the end stays on the last", "jjjjjj", "", "", 2, modeGrants, ""},
+		{"up at the top stays", "kk", "", "", 0, modeGrants, ""},
+		{"Esc closes", "\x1b", "", "", 0, modeNormal, ""},
+		{"q closes", "q", "", "", 0, modeNormal, ""},
+		{"the prefix closes", "\x1c", "", "", 0, modeNormal, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := grantsSession(100, 30, sampleGrants(), nil)
 			s.o.ClientPID = 4242
-			s.gv.busy = tt.busy
 			s.grantsKeys([]byte(tt.keys))
 			if s.gv.confirm != tt.confirm || s.gv.chosen != tt.chosen || s.mode != tt.mode {
 				t.Errorf("confirm %q chosen %d mode %d, want %q %d %d", s.gv.confirm, s.gv.chosen, s.mode, tt.confirm, tt.chosen, tt.mode)
@@ -206,13 +203,11 @@ func TestGrantsKeys(t *testing.T) {
 				t.Errorf("message %q, want %q", s.message, tt.wantNote)
 			}
 			var got []string
-			if tt.revoke != "" || s.gv.revoking != "" {
-				if !tt.busy {
-					r := <-s.grantsIn
-					s.bg.Wait()
-					s.grantsDone(r)
-					got = s.o.Grants.(*fakeGrants).revocations()
-				}
+			if s.gv.revoking != "" {
+				r := <-s.grantsIn
+				s.bg.Wait()
+				s.grantsDone(r)
+				got = s.o.Grants.(*fakeGrants).revocations()
 			}
 			want := []string(nil)
 			if tt.revoke != "" {
@@ -230,6 +225,37 @@ func TestGrantsKeys(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGrantsRevokeWhileReading: a revocation confirmed while a load is
+// in flight is not lost: it is sent when the load comes back, even if
+// the view closed meanwhile, and one request is in flight at a time.
+func TestGrantsRevokeWhileReading(t *testing.T) {
+	for _, closeFirst := range []bool{false, true} {
+		s := grantsSession(100, 30, sampleGrants(), nil)
+		s.o.ClientPID = 9
+		s.gv.busy = true // a load in flight
+		s.grantsKeys([]byte("dy"))
+		if s.gv.queued != "g1" || s.gv.confirm != "" {
+			t.Fatalf("queued %q confirm %q after d y while reading, want g1 queued", s.gv.queued, s.gv.confirm)
+		}
+		if !strings.Contains(boxText(s.grantsBox()), "revoking g1…") {
+			t.Errorf("the box does not say g1 is being revoked:\n%s", boxText(s.grantsBox()))
+		}
+		if closeFirst {
+			s.grantsKeys([]byte("q"))
+		}
+		s.grantsDone(grantsResult{grants: sampleGrants()}) // the load that was in flight
+		r := <-s.grantsIn
+		s.bg.Wait()
+		s.grantsDone(r)
+		if got := s.o.Grants.(*fakeGrants).revocations(); !slices.Equal(got, []string{"g1 9"}) {
+			t.Errorf("closed %t: revoked %q, want [g1 9]", closeFirst, got)
+		}
+		if s.message != "revoked g1" || s.gv.busy {
+			t.Errorf("closed %t: message %q busy %t", closeFirst, s.message, s.gv.busy)
+		}
 	}
 }
 
