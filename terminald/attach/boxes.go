@@ -33,10 +33,13 @@ func keyList(b config.Bindings) [][2]string {
 		}
 		list[i][0] = "prefix " + list[i][0]
 	}
+	for _, kl := range b.WithArgs() {
+		list = append(list, [2]string{"prefix " + kl[0], kl[1]})
+	}
 	return append(list,
 		[2]string{"prefix twice", "sends the prefix to the tab"},
-		[2]string{"copy mode", "arrows hjkl 0 $ g G, PgUp/PgDn, / ? n N search"},
-		[2]string{"", "v or space select, y or Enter copy, q leave"},
+		[2]string{"copy mode", "arrows hjkl 0 $ g G w b e, PgUp/PgDn, / ? n N search"},
+		[2]string{"", "v or space select, V lines, C-v rectangle, y or Enter copy, q leave"},
 		[2]string{"mouse", "click a tab; wheel scrolls; drag copies"},
 	)
 }
@@ -48,6 +51,8 @@ func (s *session) overlayBox() *sheetBox {
 		return s.helpBox()
 	case modeChoose:
 		return s.chooseBox()
+	case modeBuffers:
+		return s.buffersBox()
 	}
 	return s.box()
 }
