@@ -203,7 +203,6 @@ func (s *session) runRepeatable(line string) {
 	}
 }
 
-
 // startCommandPrompt opens the command prompt (prefix :).
 func (s *session) startCommandPrompt() {
 	h := &s.habit

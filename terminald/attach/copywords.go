@@ -119,21 +119,22 @@ func (t *wordText) column(p wordPos) int {
 const maxWordLines = 10_000
 
 // nextWord is vi's w: the start of the next word.
+// At the last word it stays.
 func (t *wordText) nextWord(p wordPos) wordPos {
-	start := p.y
+	from := p
 	if c := charClass(t.at(p)); c != classBlank {
 		for charClass(t.at(p)) == c {
 			q, ok := t.next(p)
 			if !ok {
-				return p
+				return from
 			}
 			p = q
 		}
 	}
-	for charClass(t.at(p)) == classBlank && p.y-start < maxWordLines {
+	for charClass(t.at(p)) == classBlank && p.y-from.y < maxWordLines {
 		q, ok := t.next(p)
 		if !ok {
-			return p
+			return from
 		}
 		p = q
 	}
