@@ -36,8 +36,6 @@ var commandArgs = map[string]argSpec{
 	"rename-tab":   {"[NAME]", 0, -1, nil},
 	"select-tab":   {"[N]", 0, 1, checkCount},
 	"new-tab":      {"[DIR]", 0, 1, nil},
-	"split-right":  {"[DIR]", 0, 1, nil},
-	"split-below":  {"[DIR]", 0, 1, nil},
 	"resize-up":    {"[CELLS]", 0, 1, checkCount},
 	"resize-down":  {"[CELLS]", 0, 1, checkCount},
 	"resize-left":  {"[CELLS]", 0, 1, checkCount},

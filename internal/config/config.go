@@ -162,6 +162,10 @@ func Parse(path string, b []byte) (Config, error) {
 	if c.Status.Right == "" {
 		c.Status.Right = DefaultStatusRight
 	}
+	if c.RepeatTime == nil {
+		ms := DefaultRepeatTime
+		c.RepeatTime = &ms
+	}
 	return c, nil
 }
 

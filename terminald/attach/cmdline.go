@@ -60,17 +60,9 @@ func (s *session) runLine(line string) {
 // lineFuncs run the commands that take arguments (config's commandArgs)
 // when they are given; without, commandFuncs runs them as their key does.
 var lineFuncs = map[string]func(*session, config.CommandLine){
-	"rename-tab": func(s *session, l config.CommandLine) { s.rename(strings.Join(l.Args, " ")) },
-	"select-tab": func(s *session, l config.CommandLine) { s.focusNumber(l.Count(0)) },
-	"new-tab":    func(s *session, l config.CommandLine) { s.newTabIn(l.Args[0]) },
-	"split-right": func(s *session, l config.CommandLine) {
-		s.setMessage("split-right takes no directory here yet: cd in the new pane")
-		s.splitWith("", false)
-	},
-	"split-below": func(s *session, l config.CommandLine) {
-		s.setMessage("split-below takes no directory here yet: cd in the new pane")
-		s.splitWith("", true)
-	},
+	"rename-tab":   func(s *session, l config.CommandLine) { s.rename(strings.Join(l.Args, " ")) },
+	"select-tab":   func(s *session, l config.CommandLine) { s.focusNumber(l.Count(0)) },
+	"new-tab":      func(s *session, l config.CommandLine) { s.newTabIn(l.Args[0]) },
 	"resize-up":    func(s *session, l config.CommandLine) { s.resizeBy(dirUp, l.Count(resizeStep)) },
 	"resize-down":  func(s *session, l config.CommandLine) { s.resizeBy(dirDown, l.Count(resizeStep)) },
 	"resize-left":  func(s *session, l config.CommandLine) { s.resizeBy(dirLeft, l.Count(resizeStep)) },
@@ -96,8 +88,8 @@ func (s *session) rename(name string) {
 
 // newTabIn opens a tab in dir (~ is the home directory, a relative path
 // is taken from the shown tab's directory) and shows it.
-func (s *session) newTabIn(dir string) {
-	base := ""
+func (s *session) newTabIn(arg string) {
+	dir, base := arg, ""
 	if t, ok := s.focusedTab(); ok {
 		base = t.Directory
 	}
@@ -110,7 +102,7 @@ func (s *session) newTabIn(dir string) {
 		dir = filepath.Join(base, dir)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		s.setMessage(fmt.Sprintf("new-tab %s: no such directory", dir))
+		s.setMessage(fmt.Sprintf("new-tab %s: no such directory", arg)) // as typed: the status line is short
 		return
 	}
 	r := s.paneRect()

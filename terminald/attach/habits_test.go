@@ -2,6 +2,9 @@ package attach
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +220,37 @@ func TestCommandPrompt(t *testing.T) {
 	c.waitFor("no tab 7", func(string) bool { return strings.Contains(c.row(23), "no tab 7") })
 	c.send("\x1c:send-keys 'echo sent-$((2*21))' Enter\r")
 	c.waitText("sent-42")
+}
+
+// TestCommandPromptNewTab checks new-tab DIR: an absolute or relative
+// directory (from the shown tab's), and one that is not there.
+func TestCommandPromptNewTab(t *testing.T) {
+	c, ws, _ := habitClient(t, 1, config.Config{})
+	base := ws.List()[0].Directory
+	if err := os.Mkdir(filepath.Join(base, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	tests := []struct {
+		arg, dir, msg string
+	}{
+		{other, other, ""},
+		{"nowhere", "", "new-tab nowhere: no such directory"},
+	}
+	for _, tt := range tests {
+		c.send("\x1c1\x1c:new-tab " + tt.arg + "\r")
+		if tt.msg != "" {
+			c.waitFor(tt.msg, func(string) bool { return strings.Contains(c.row(23), tt.msg) })
+			continue
+		}
+		eventually(t, "a tab in "+tt.dir, func() bool {
+			return slices.ContainsFunc(ws.List(), func(tm workspace.Terminal) bool { return tm.Directory == tt.dir })
+		})
+	}
+	c.send("\x1c1\x1c:new-tab sub\r")
+	eventually(t, "a tab in sub", func() bool {
+		return slices.ContainsFunc(ws.List(), func(tm workspace.Terminal) bool { return tm.Directory == filepath.Join(base, "sub") })
+	})
 }
 
 // TestBoundCommandLine checks a key bound to a command line with an
