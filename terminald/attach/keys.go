@@ -362,10 +362,7 @@ func (s *session) promptDone() {
 	case promptCommand:
 		s.commandDone(text)
 	case promptRename:
-		if _, err := s.ws.Update(s.tabID, workspace.Update{Name: &text}); err != nil {
-			s.setMessage("rename: " + err.Error())
-		}
-		s.statusOld = true
+		s.rename(text)
 	case promptTabNumber:
 		n, err := strconv.Atoi(text)
 		if err != nil {
