@@ -140,8 +140,9 @@ func (o *outer) borderColumn(y int) int {
 }
 
 // TestAttachRepeatResize: after one prefix, three C-Left move the border
-// three times (tmux's repeat-time); a C-Left after another key goes to
-// the tab again.
+// three times (tmux's repeat-time); before, the second and third went to
+// the tab (bash moved its cursor a word back), so the border moved once.
+// A C-Left after another key goes to the tab again.
 func TestAttachRepeatResize(t *testing.T) {
 	in := startPhantom(t)
 	o := in.attachOuter(t, 81, 24, nil)
@@ -155,6 +156,10 @@ func TestAttachRepeatResize(t *testing.T) {
 	o.keys("a", "C-Right") // a key that does not repeat ends the repeat
 	o.prefix("C-Right")
 	o.waitFor("only the prefixed move", func(string) bool { return o.borderColumn(5) == 38 })
+	for range 3 { // the prefix each time works as before
+		o.prefix("C-Left")
+	}
+	o.waitFor("three prefixed moves", func(string) bool { return o.borderColumn(5) == 32 })
 }
 
 // copyLines prints the lines the copy tests select in, at the top of a
