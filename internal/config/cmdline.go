@@ -135,8 +135,24 @@ func ParseCommandLine(line string) (CommandLine, error) {
 	return l, nil
 }
 
+// tmuxNames are tmux's names for commands of the table, for the message
+// of a tmux user who typed them: one vocabulary runs, the other is
+// pointed at.
+var tmuxNames = map[string]string{
+	"new-window": "new-tab", "rename-window": "rename-tab", "last-window": "last-tab",
+	"select-window": "select-tab", "choose-window": "choose-tab", "kill-window": "close-tab",
+	"kill-pane": "close-tab", "split-window": "split-right or split-below",
+	"select-pane": "pane-up, pane-down, pane-left or pane-right",
+	"resize-pane": "resize-up, resize-down, resize-left or resize-right (or zoom)",
+	"paste-buffer": "paste", "list-buffers": "choose-buffer", "detach-client": "detach",
+	"list-keys": "list-keys",
+}
+
 // unknownCommand says name is no command, with the nearest one.
 func unknownCommand(name string) error {
+	if ours, ok := tmuxNames[name]; ok {
+		return fmt.Errorf("unknown command %q: that is tmux's; here it is %s", name, ours)
+	}
 	hint := suggest(name, CommandNames())
 	if hint == "" {
 		// A start of a name is a command the user began to write.

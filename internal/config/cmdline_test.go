@@ -33,6 +33,7 @@ func TestParseCommandLine(t *testing.T) {
 		{"renam-tab build", CommandLine{}, `unknown command "renam-tab" (did you mean "rename-tab"?)`},
 		{"copy-mode-p", CommandLine{}, `did you mean "copy-mode"?`},
 		{"frobnicate", CommandLine{}, `unknown command "frobnicate"; prefix ? lists`},
+		{"rename-window build", CommandLine{}, `unknown command "rename-window": that is tmux's; here it is rename-tab`},
 		{"next-tab 2", CommandLine{}, `next-tab takes no arguments, got "2"`},
 		{"select-tab two", CommandLine{}, `select-tab [N]: "two" is not a number`},
 		{"select-tab 0", CommandLine{}, `"0" is not a number from 1`},
