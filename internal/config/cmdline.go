@@ -142,8 +142,8 @@ var tmuxNames = map[string]string{
 	"new-window": "new-tab", "rename-window": "rename-tab", "last-window": "last-tab",
 	"select-window": "select-tab", "choose-window": "choose-tab", "kill-window": "close-tab",
 	"kill-pane": "close-tab", "split-window": "split-right or split-below",
-	"select-pane": "pane-up, pane-down, pane-left or pane-right",
-	"resize-pane": "resize-up, resize-down, resize-left or resize-right (or zoom)",
+	"select-pane":  "pane-up, pane-down, pane-left or pane-right",
+	"resize-pane":  "resize-up, resize-down, resize-left or resize-right (or zoom)",
 	"paste-buffer": "paste", "list-buffers": "choose-buffer", "detach-client": "detach",
 	"list-keys": "list-keys",
 }
