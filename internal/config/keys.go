@@ -17,7 +17,8 @@ type Command struct {
 	// Keys are the default keys, as config.json writes them.
 	Keys []string
 	// Help says what the command does, for the key list. Commands with the
-	// same Help share one line of it (the nine select-tab-N, the arrows).
+	// same Help share one line of it (the nine select-tab-N, the arrows),
+	// where the first of them is.
 	Help string
 }
 
@@ -56,7 +57,7 @@ var commands = []Command{
 	{"close-tab", []string{"x"}, "close the tab (asks y/n)"},
 	{"rename-tab", []string{","}, "rename the tab"},
 	{"copy-mode", []string{"["}, "copy mode: scrollback, search, select; leave"},
-	{"paste", []string{"]"}, "paste the last copy"},
+	{"paste", []string{"]"}, "paste the newest copy / choose one of the last 20"},
 	{"leave-copy-mode", []string{"q"}, "copy mode: scrollback, search, select; leave"},
 	{"sheet", []string{"s"}, "the waiting permission sheet"},
 	{"accept-focus", []string{"f"}, "show the tab an agent's notice asks for"},
@@ -65,9 +66,9 @@ var commands = []Command{
 	// tmux's habits (issue 25): the command prompt, the last tab, copy
 	// mode a page up, the paste buffers.
 	{"command-prompt", []string{":"}, "command prompt: any command by name, Tab completes"},
-	{"last-tab", []string{"l"}, "the tab shown before this one"},
-	{"copy-mode-page-up", []string{"PPage"}, "copy mode, a page up"},
-	{"choose-buffer", []string{"="}, "the paste buffers: Enter pastes, d deletes"},
+	{"last-tab", []string{"l"}, "the tab shown before (again: back)"},
+	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scrollback, search, select; leave"},
+	{"choose-buffer", []string{"="}, "paste the newest copy / choose one of the last 20"},
 	{"send-keys", nil, "send-keys KEY...: type keys into the tab (prompt, bindings)"},
 }
 
