@@ -348,3 +348,26 @@ func TestCopyPageUpAndBuffers(t *testing.T) {
 	c.send("\x1c=d")
 	c.waitFor("buffer4 deleted", func(s string) bool { return !strings.Contains(s, "buffer4") && strings.Contains(s, "buffer3") })
 }
+
+// TestKeyListHabits checks the key list's rows for the habits: commands
+// sharing a help text share its row wherever they sit in the table, and
+// a key bound to a command line shows the line.
+func TestKeyListHabits(t *testing.T) {
+	list := keyList(config.Config{Keys: map[string]string{"M": "rename-tab build"}}.Bindings())
+	rows := map[string]string{}
+	for _, r := range list {
+		rows[r[0]] = r[1]
+	}
+	tests := []struct{ keys, help string }{
+		{"prefix [ q PPage", "copy mode: scrollback, search, select; leave"},
+		{"prefix ] =", "paste the newest copy / choose one of the last 20"},
+		{"prefix :", "command prompt: any command by name, Tab completes"},
+		{"prefix l", "the tab shown before (again: back)"},
+		{"prefix M", "rename-tab build"},
+	}
+	for _, tt := range tests {
+		if got := rows[tt.keys]; got != tt.help {
+			t.Errorf("key list row %q: %q, want %q", tt.keys, got, tt.help)
+		}
+	}
+}
