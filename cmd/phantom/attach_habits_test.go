@@ -173,6 +173,16 @@ func (o *outer) copyLines() {
 	})
 }
 
+// catA runs cat -A on a cleared screen without the terminal's echo (so
+// that the screen shows cat's output alone), and waits until the shell
+// ran the line (its bracketed paste off: a paste goes to cat as it is).
+func (o *outer) catA() {
+	o.t.Helper()
+	o.literal("clear; stty -echo; echo cat-ready; cat -A; stty echo")
+	o.keys("Enter")
+	o.waitFor("cat running", func(s string) bool { return strings.HasPrefix(s, "cat-ready\n") })
+}
+
 // TestAttachCopyWordsAndShapes: in copy mode w, b, e move by words, V
 // selects lines and C-v a rectangle, as tmux's vi copy mode does; each
 // copy is a paste buffer (prefix = lists them), prefix ] pastes the
@@ -209,15 +219,13 @@ func TestAttachCopyWordsAndShapes(t *testing.T) {
 
 	// prefix ] pastes the newest (the two lines) into cat -A, which
 	// shows each line's end as $.
-	o.literal("clear; cat -A")
-	o.keys("Enter")
+	o.catA()
 	o.prefix("]")
 	o.waitText("foo.bar baz_qux  end$\nsecond line here$")
 	o.keys("C-d")
 
 	// prefix = pastes an older one: buffer3, the rectangle, into cat -A.
-	o.literal("clear; cat -A")
-	o.keys("Enter")
+	o.catA()
 	o.prefix("=")
 	o.waitText("buffer3")
 	o.keys("j", "Enter")
