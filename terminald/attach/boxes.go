@@ -42,7 +42,7 @@ func keyList(b config.Bindings) [][2]string {
 	}
 	return append(list,
 		[2]string{"prefix twice", "sends the prefix to the tab"},
-		[2]string{"copy mode", "arrows hjkl w b e 0 $ g G, PgUp/PgDn, / ? n N search"},
+		[2]string{"copy mode", "arrows hjkl w b e W B E 0 $ g G, PgUp/PgDn, / ? n N"},
 		[2]string{"", "v/space select, V lines, C-v block, y copy, q leave"},
 		[2]string{"mouse", "click a tab; wheel scrolls; drag copies"},
 	)

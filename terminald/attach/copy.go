@@ -156,7 +156,7 @@ func (s *session) copyKeys(b []byte) []byte {
 			c.startShape(selLines)
 		case k == 0x16: // Ctrl-V
 			c.startShape(selRect)
-		case k == 'w' || k == 'b' || k == 'e':
+		case k == 'w' || k == 'b' || k == 'e' || k == 'W' || k == 'B' || k == 'E':
 			s.wordMotion(k)
 		case k == 'y' || k == '\r' || k == '\n':
 			if !c.sel {

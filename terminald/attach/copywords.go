@@ -9,8 +9,8 @@ import (
 // Copy mode's word motions and selection shapes, as tmux's vi copy mode
 // has them: w, b and e move by words as vi does (a word is a run of
 // letters, digits and other characters that are not word separators, or
-// a run of separators; blanks and line ends only part them), V selects
-// whole lines, Ctrl-V a rectangle.
+// a run of separators; blanks and line ends only part them), W, B and E
+// by blank-separated WORDs; V selects whole lines, Ctrl-V a rectangle.
 
 // wordSeparators are tmux's default word-separators (3.3): ASCII
 // punctuation but the underscore.
@@ -22,6 +22,14 @@ const (
 	classSeparator
 	classWord
 )
+
+// bigClass is r's class for the WORD motions: blank or not.
+func bigClass(r rune) int {
+	if charClass(r) == classBlank {
+		return classBlank
+	}
+	return classWord
+}
 
 // charClass is r's class for the word motions.
 func charClass(r rune) int {
@@ -41,6 +49,7 @@ type wordPos struct{ y, i int }
 
 // wordText reads the history a line at a time for the word motions.
 type wordText struct {
+	class func(rune) int // charClass, or bigClass for W, B, E
 	total int
 	read  func(y int) []screen.Cell
 	y     int // the line in runes and cols; -1 for none
@@ -122,8 +131,8 @@ const maxWordLines = 10_000
 // At the last word it stays.
 func (t *wordText) nextWord(p wordPos) wordPos {
 	from := p
-	if c := charClass(t.at(p)); c != classBlank {
-		for charClass(t.at(p)) == c {
+	if c := t.class(t.at(p)); c != classBlank {
+		for t.class(t.at(p)) == c {
 			q, ok := t.next(p)
 			if !ok {
 				return from
@@ -131,7 +140,7 @@ func (t *wordText) nextWord(p wordPos) wordPos {
 			p = q
 		}
 	}
-	for charClass(t.at(p)) == classBlank && p.y-from.y < maxWordLines {
+	for t.class(t.at(p)) == classBlank && p.y-from.y < maxWordLines {
 		q, ok := t.next(p)
 		if !ok {
 			return from
@@ -150,16 +159,16 @@ func (t *wordText) wordEnd(p wordPos) wordPos {
 		return p
 	}
 	p = q
-	for charClass(t.at(p)) == classBlank && p.y-start < maxWordLines {
+	for t.class(t.at(p)) == classBlank && p.y-start < maxWordLines {
 		if q, ok = t.next(p); !ok {
 			return p
 		}
 		p = q
 	}
-	c := charClass(t.at(p))
+	c := t.class(t.at(p))
 	for {
 		q, ok := t.next(p)
-		if !ok || charClass(t.at(q)) != c || q.y != p.y {
+		if !ok || t.class(t.at(q)) != c || q.y != p.y {
 			return p
 		}
 		p = q
@@ -175,34 +184,37 @@ func (t *wordText) wordStart(p wordPos) wordPos {
 		return p
 	}
 	p = q
-	for charClass(t.at(p)) == classBlank && start-p.y < maxWordLines {
+	for t.class(t.at(p)) == classBlank && start-p.y < maxWordLines {
 		if q, ok = t.prev(p); !ok {
 			return p
 		}
 		p = q
 	}
-	c := charClass(t.at(p))
+	c := t.class(t.at(p))
 	for {
 		q, ok := t.prev(p)
-		if !ok || charClass(t.at(q)) != c || q.y != p.y {
+		if !ok || t.class(t.at(q)) != c || q.y != p.y {
 			return p
 		}
 		p = q
 	}
 }
 
-// wordMotion moves the copy cursor by vi's w, b or e.
+// wordMotion moves the copy cursor by vi's w, b or e, or W, B or E.
 func (s *session) wordMotion(key byte) {
 	if s.curView() == nil || s.historyTotal() == 0 {
 		return
 	}
-	t := &wordText{total: s.historyTotal(), y: -1, read: func(y int) []screen.Cell {
+	t := &wordText{class: charClass, total: s.historyTotal(), y: -1, read: func(y int) []screen.Cell {
 		lines, _ := s.curView().History(y, 1)
 		if len(lines) == 0 {
 			return nil
 		}
 		return lines[0]
 	}}
+	if key >= 'A' && key <= 'Z' {
+		t.class, key = bigClass, key+'a'-'A'
+	}
 	p := t.pos(s.copy.cx, s.copy.cy)
 	switch key {
 	case 'w':

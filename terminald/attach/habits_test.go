@@ -20,10 +20,11 @@ var habitLines = []string{"foo.bar baz_qux  end", "second line here", "third-x y
 
 func habitText() *wordText {
 	hist := cellsOf(habitLines...)
-	return &wordText{total: len(hist), y: -1, read: func(y int) []screen.Cell { return hist[y] }}
+	return &wordText{class: charClass, total: len(hist), y: -1, read: func(y int) []screen.Cell { return hist[y] }}
 }
 
-// TestWordMotions checks w, e and b against tmux's vi copy mode.
+// TestWordMotions checks w, e, b and W, E, B against tmux's vi copy
+// mode.
 func TestWordMotions(t *testing.T) {
 	tests := []struct {
 		keys   string
@@ -46,6 +47,18 @@ func TestWordMotions(t *testing.T) {
 		{"bb", 0, 1, 8, 0},
 		{"b", 19, 0, 17, 0},
 		{"bbb", 19, 0, 4, 0},
+		{"W", 0, 0, 8, 0},
+		{"WW", 0, 0, 17, 0},
+		{"WWW", 0, 0, 0, 1},
+		{"WWWW", 0, 0, 7, 1},
+		{"E", 0, 0, 6, 0},
+		{"EE", 0, 0, 14, 0},
+		{"EEE", 0, 0, 19, 0},
+		{"EEEE", 0, 0, 5, 1},
+		{"B", 0, 1, 17, 0},
+		{"BB", 0, 1, 8, 0},
+		{"BB", 19, 0, 8, 0},
+		{"W", 0, 2, 8, 2},
 		{"b", 0, 0, 0, 0},            // the start of the history stays
 		{"wwwwwwwwwwww", 0, 0, 8, 2}, // the last word: w stays at the end
 	}
@@ -54,6 +67,10 @@ func TestWordMotions(t *testing.T) {
 			wt := habitText()
 			p := wt.pos(tt.x, tt.y)
 			for _, k := range tt.keys {
+				wt.class = charClass
+				if k >= 'A' && k <= 'Z' {
+					wt.class, k = bigClass, k+'a'-'A'
+				}
 				switch k {
 				case 'w':
 					p = wt.nextWord(p)
