@@ -176,7 +176,7 @@ func (s *session) repeatKey(key string) bool {
 		key = "\x1b[" + key[2:]
 	}
 	line, ok := s.settings().Bindings.Command(key)
-	if !ok || !config.Repeatable(strings.Fields(line)[0]) {
+	if f := strings.Fields(line); !ok || len(f) == 0 || !config.Repeatable(f[0]) {
 		h.repeatUntil = time.Time{}
 		return false
 	}
