@@ -47,6 +47,8 @@ type Service struct {
 	// focuses brings agents' focus requests to the attached clients, and
 	// events records what they did in authz's audit log (focus.go).
 	focuses *attach.Focuses
+	// buffers are the paste buffers every attached client shares.
+	buffers *attach.Buffers
 	events  EventRecorder
 	logger  *slog.Logger
 }
@@ -54,7 +56,7 @@ type Service struct {
 // NewService serves ws. It locates processes with itself as terminald.
 func NewService(ws *workspace.Workspace) *Service {
 	return &Service{ws: ws, locate: selfLocator(ws.Holder(), ws.Layout().DaemonAddr("terminald")),
-		focuses: attach.NewFocuses(), logger: slog.New(slog.DiscardHandler)}
+		focuses: attach.NewFocuses(), buffers: attach.NewBuffers(), logger: slog.New(slog.DiscardHandler)}
 }
 
 // ListTerminals lists every tab, or the one terminal_id names (the

@@ -53,6 +53,26 @@ type Config struct {
 	Keys map[string]string `json:"keys,omitempty"`
 	// Status configures attach's status line.
 	Status Status `json:"status"`
+	// RepeatTime is tmux's repeat-time, in milliseconds: after a
+	// repeatable command (the resize keys), its keys repeat without the
+	// prefix for this long. Default DefaultRepeatTime; 0 turns it off.
+	RepeatTime *int `json:"repeat_time,omitempty"`
+}
+
+// DefaultRepeatTime is tmux's repeat-time, in milliseconds.
+const DefaultRepeatTime = 500
+
+// maxRepeatTime bounds repeat_time: longer would keep keys from the tab
+// by surprise.
+const maxRepeatTime = 10_000
+
+// Repeat is how long a repeatable command's keys repeat without the
+// prefix, in milliseconds.
+func (c Config) Repeat() int {
+	if c.RepeatTime == nil {
+		return DefaultRepeatTime
+	}
+	return *c.RepeatTime
 }
 
 // LanguageServer says how one language's server starts; unset fields keep
@@ -142,6 +162,10 @@ func Parse(path string, b []byte) (Config, error) {
 	if c.Status.Right == "" {
 		c.Status.Right = DefaultStatusRight
 	}
+	if c.RepeatTime == nil {
+		ms := DefaultRepeatTime
+		c.RepeatTime = &ms
+	}
 	return c, nil
 }
 
@@ -160,6 +184,10 @@ func (c Config) check() error {
 	}
 	if err := c.Sandbox.check(); err != nil {
 		return err
+	}
+	if c.RepeatTime != nil && (*c.RepeatTime < 0 || *c.RepeatTime > maxRepeatTime) {
+		return fmt.Errorf("repeat_time must be from 0 (off) to %d milliseconds, got %d; leave it out for tmux's %d",
+			maxRepeatTime, *c.RepeatTime, DefaultRepeatTime)
 	}
 	prefix, err := ParsePrefix(c.Prefix)
 	if err != nil {

@@ -17,7 +17,8 @@ type Command struct {
 	// Keys are the default keys, as config.json writes them.
 	Keys []string
 	// Help says what the command does, for the key list. Commands with the
-	// same Help share one line of it (the nine select-tab-N, the arrows).
+	// same Help share one line of it (the nine select-tab-N, the arrows),
+	// where the first of them is.
 	Help string
 }
 
@@ -56,13 +57,20 @@ var commands = []Command{
 	{"close-tab", []string{"x"}, "close the tab (asks y/n)"},
 	{"rename-tab", []string{","}, "rename the tab"},
 	{"copy-mode", []string{"["}, "copy mode: scrollback, search, select; leave"},
-	{"paste", []string{"]"}, "paste the last copy"},
+	{"paste", []string{"]"}, "paste the newest copy / choose one of the last 20"},
 	{"leave-copy-mode", []string{"q"}, "copy mode: scrollback, search, select; leave"},
 	{"sheet", []string{"s"}, "the waiting permission sheet"},
 	{"grants", []string{"g"}, "grants: list, revoke; the last decisions"},
 	{"accept-focus", []string{"f"}, "show the tab an agent's notice asks for"},
 	{"detach", []string{"d"}, "detach (the tabs keep running)"},
 	{"list-keys", []string{"?"}, "this list"},
+	// tmux's habits (issue 25): the command prompt, the last tab, copy
+	// mode a page up, the paste buffers.
+	{"command-prompt", []string{":"}, "command prompt: any command by name, Tab completes"},
+	{"last-tab", []string{"l"}, "the tab shown before (again: back)"},
+	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scrollback, search, select; leave"},
+	{"choose-buffer", []string{"="}, "paste the newest copy / choose one of the last 20"},
+	{"send-keys", nil, "send-keys KEY...: type keys into the tab (prompt, bindings)"},
 }
 
 // Commands returns the prefix commands in the order of the key list.
@@ -92,13 +100,21 @@ var namedKeys = map[string]string{
 	"C-Down":  "\x1b[1;5B",
 	"C-Right": "\x1b[1;5C",
 	"C-Left":  "\x1b[1;5D",
+	"PPage":   "\x1b[5~",
+	"NPage":   "\x1b[6~",
 }
+
+// keyAliases are other names tmux takes for named keys.
+var keyAliases = map[string]string{"PageUp": "PPage", "PgUp": "PPage", "PageDown": "NPage", "PgDn": "NPage"}
 
 // ParseKey reads a key as config.json writes it and returns the bytes the
 // terminal sends for it: a printable character ("x", "|", "%"), a control
 // key ("C-t" or "^T"), or a named key (Up, Down, Left, Right, C-Up, …,
-// Space, Enter, Tab, BSpace).
+// Space, Enter, Tab, BSpace, PPage, NPage).
 func ParseKey(name string) (string, error) {
+	if a, ok := keyAliases[name]; ok {
+		name = a
+	}
 	if seq, ok := namedKeys[name]; ok {
 		return seq, nil
 	}
@@ -172,8 +188,9 @@ func KeyName(seq string) string {
 	return seq
 }
 
-// Bindings maps the keys typed after the prefix to command names: the
-// defaults of Commands with config.json's "keys" over them.
+// Bindings maps the keys typed after the prefix to command lines (a
+// command's name, maybe with arguments): the defaults of Commands with
+// config.json's "keys" over them.
 type Bindings struct {
 	bySeq map[string]string
 }
@@ -202,7 +219,8 @@ func (c Config) Bindings() Bindings {
 	return b
 }
 
-// Command returns the command bound to seq.
+// Command returns the command line bound to seq: a command's name, or
+// (config.json's "keys") a name with arguments for ParseCommandLine.
 func (b Bindings) Command(seq string) (string, bool) {
 	name, ok := b.bySeq[seq]
 	return name, ok
@@ -220,6 +238,20 @@ func (b Bindings) KeysOf(name string) []string {
 	return keys
 }
 
+// WithArgs lists the bindings to command lines with arguments, as key
+// name and line, sorted by key: the key list shows them apart, since
+// their command's help does not say what they do.
+func (b Bindings) WithArgs() [][2]string {
+	var out [][2]string
+	for seq, line := range b.bySeq {
+		if strings.ContainsAny(line, " \t") {
+			out = append(out, [2]string{KeyName(seq), line})
+		}
+	}
+	slices.SortFunc(out, func(x, y [2]string) int { return strings.Compare(x[0], y[0]) })
+	return out
+}
+
 // checkKeys validates config.json's "keys" against the command table and
 // the prefix.
 func checkKeys(keys map[string]string, prefix byte) error {
@@ -232,13 +264,24 @@ func checkKeys(keys map[string]string, prefix byte) error {
 		if seq == string(rune(prefix)) {
 			return fmt.Errorf("keys: %q is the prefix key, which pressed twice sends itself to the tab; bind another key", key)
 		}
-		if name != Unbind && !slices.Contains(CommandNames(), name) {
-			if hint := suggest(name, CommandNames()); hint != "" {
-				return fmt.Errorf("keys: %q is bound to %q, which is no command%s", key, name, hint)
+		if name == Unbind {
+			continue
+		}
+		if _, err := ParseCommandLine(name); err != nil {
+			if strings.HasPrefix(err.Error(), "unknown command") && suggest(firstWord(name), CommandNames()) == "" {
+				return fmt.Errorf("keys: %q is bound to %q: %w; the commands are %s, or %q to unbind the key",
+					key, name, err, strings.Join(CommandNames(), ", "), Unbind)
 			}
-			return fmt.Errorf("keys: %q is bound to %q, which is no command; the commands are %s, or %q to unbind the key",
-				key, name, strings.Join(CommandNames(), ", "), Unbind)
+			return fmt.Errorf("keys: %q is bound to %q: %w", key, name, err)
 		}
 	}
 	return nil
+}
+
+// firstWord is the command name a binding's line starts with.
+func firstWord(line string) string {
+	if f := strings.Fields(line); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }

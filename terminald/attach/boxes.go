@@ -14,16 +14,20 @@ import (
 
 // keyList is the key list prefix ? shows, each entry a key and what it
 // does: the bound commands of config.Commands (commands sharing a help
-// text share a line), then the keys that are not commands.
+// text share a line), the keys bound to command lines with arguments,
+// then the keys that are not commands.
 func keyList(b config.Bindings) [][2]string {
 	var list [][2]string
+	row := map[string]int{} // the row of each help text
 	for _, c := range config.Commands() {
 		keys := strings.Join(b.KeysOf(c.Name), " ")
+		i, seen := row[c.Help]
 		switch {
 		case keys == "":
-		case len(list) > 0 && list[len(list)-1][1] == c.Help:
-			list[len(list)-1][0] += " " + keys
+		case seen:
+			list[i][0] += " " + keys
 		default:
+			row[c.Help] = len(list)
 			list = append(list, [2]string{keys, c.Help})
 		}
 	}
@@ -33,10 +37,13 @@ func keyList(b config.Bindings) [][2]string {
 		}
 		list[i][0] = "prefix " + list[i][0]
 	}
+	for _, kl := range b.WithArgs() {
+		list = append(list, [2]string{"prefix " + kl[0], kl[1]})
+	}
 	return append(list,
 		[2]string{"prefix twice", "sends the prefix to the tab"},
-		[2]string{"copy mode", "arrows hjkl 0 $ g G, PgUp/PgDn, / ? n N search"},
-		[2]string{"", "v or space select, y or Enter copy, q leave"},
+		[2]string{"copy mode", "arrows hjkl w b e W B E 0 $ g G, PgUp/PgDn, / ? n N"},
+		[2]string{"", "v/space select, V lines, C-v block, y copy, q leave"},
 		[2]string{"mouse", "click a tab; wheel scrolls; drag copies"},
 	)
 }
@@ -50,6 +57,8 @@ func (s *session) overlayBox() *sheetBox {
 		return s.chooseBox()
 	case modeGrants:
 		return s.grantsBox()
+	case modeBuffers:
+		return s.buffersBox()
 	}
 	return s.box()
 }

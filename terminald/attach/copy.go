@@ -25,10 +25,11 @@ const maxClip = 256 << 10
 
 // copyState is copy mode's position and selection.
 type copyState struct {
-	top    int  // history line at the top of the area
-	cx, cy int  // the cursor: column and history line
-	sel    bool // a selection runs from the anchor to the cursor
-	ax, ay int  // the selection's anchor
+	top    int      // history line at the top of the area
+	cx, cy int      // the cursor: column and history line
+	sel    bool     // a selection runs from the anchor to the cursor
+	ax, ay int      // the selection's anchor
+	shape  selShape // how it runs: a stream, whole lines, a rectangle (copywords.go)
 	// byMouse is set when the wheel or a drag entered copy mode: it
 	// leaves again after the copy or when the wheel reaches the bottom.
 	byMouse bool
@@ -150,7 +151,13 @@ func (s *session) copyKeys(b []byte) []byte {
 		case k == 'G':
 			s.moveTo(0, s.historyTotal()-1)
 		case k == 'v' || k == ' ':
-			c.sel, c.ax, c.ay = true, c.cx, c.cy
+			c.sel, c.ax, c.ay, c.shape = true, c.cx, c.cy, selStream
+		case k == 'V':
+			c.startShape(selLines)
+		case k == 0x16: // Ctrl-V
+			c.startShape(selRect)
+		case k == 'w' || k == 'b' || k == 'e' || k == 'W' || k == 'B' || k == 'E':
+			s.wordMotion(k)
 		case k == 'y' || k == '\r' || k == '\n':
 			if !c.sel {
 				s.setMessage("nothing selected: v or space starts a selection")
@@ -268,6 +275,10 @@ func (c *copyState) selected(x, y int) bool {
 	switch {
 	case y < sy || y > ey:
 		return false
+	case c.shape == selLines:
+		return true
+	case c.shape == selRect:
+		return x >= min(c.ax, c.cx) && x <= max(c.ax, c.cx)
 	case sy == ey:
 		return x >= sx && x <= ex
 	case y == sy:
@@ -306,8 +317,16 @@ func (s *session) copyRow(cells []screen.Cell, y int) []screen.Cell {
 // continuation as the program wrote it, hard line ends kept as newlines,
 // trailing blanks before a hard end dropped.
 func (s *session) selectionText() string {
-	sx, sy, ex, ey := s.copy.ordered()
+	c := &s.copy
+	sx, sy, ex, ey := c.ordered()
 	lines, wrapped, _ := s.curView().HistoryWrapped(sy, ey-sy+1)
+	switch c.shape {
+	case selLines:
+		// Whole lines, each with its newline, as tmux's select-line copies.
+		return selectText(lines, wrapped, s.tabCols(), 0, s.tabCols()-1) + "\n"
+	case selRect:
+		return rectText(lines, min(c.ax, c.cx), max(c.ax, c.cx))
+	}
 	return selectText(lines, wrapped, s.tabCols(), sx, ex)
 }
 
@@ -367,7 +386,7 @@ func (s *session) copySelection() {
 	if len(text) > maxClip {
 		text, cut = text[:maxClip], fmt.Sprintf(" (cut to %d kB)", maxClip>>10)
 	}
-	s.clip = text
+	s.buffers().Push(text)
 	if err := s.send(OSC52(text)); err != nil {
 		s.setMessage("copy: send to the client: " + err.Error())
 		return
@@ -399,15 +418,21 @@ func OSC52(text string) []byte {
 	return append(b, '\a')
 }
 
-// paste types the last copy into the tab, bracketed when its program
-// asked for bracketed paste.
+// paste types the newest paste buffer into the tab.
 func (s *session) paste() {
-	if s.clip == "" {
+	b, ok := s.buffers().Newest()
+	if !ok {
 		s.setMessage("nothing copied yet: prefix [ then v, move, y")
 		return
 	}
+	s.pasteText(b.Text)
+}
+
+// pasteText types text into the tab, bracketed when its program asked
+// for bracketed paste.
+func (s *session) pasteText(text string) {
 	s.leaveCopy()
-	text := strings.ReplaceAll(s.clip, "\n", "\r")
+	text = strings.ReplaceAll(text, "\n", "\r")
 	if s.curSnap().Modes.BracketedPaste {
 		// The program must not see an end mark inside the paste.
 		text = "\x1b[200~" + strings.ReplaceAll(text, "\x1b[201~", "") + "\x1b[201~"

@@ -60,7 +60,7 @@ func (s *session) render() []byte {
 	}
 	full := s.needFull
 	s.needFull = false
-	boxed := s.mode == modeSheet || s.mode == modeHelp || s.mode == modeChoose || s.mode == modeGrants
+	boxed := s.mode == modeSheet || s.mode == modeHelp || s.mode == modeChoose || s.mode == modeGrants || s.mode == modeBuffers
 	var box *sheetBox
 	if boxed {
 		box = s.overlayBox()

@@ -61,6 +61,18 @@ func (s *session) keys(b []byte) error {
 			b = b[n:]
 			continue
 		}
+		if s.mode == modeNormal && !s.habit.repeatUntil.IsZero() {
+			// Within the repeat time a repeatable command's key runs
+			// again without the prefix (cmdline.go).
+			n := 1
+			if b[0] == 0x1b && len(b) > 1 {
+				n = escLen(b)
+			}
+			if s.repeatKey(string(b[:n])) {
+				b = b[n:]
+				continue
+			}
+		}
 		// The keys up to the next mouse report go to the mode.
 		chunk := b
 		if i := bytes.Index(b[1:], mousePrefix); i >= 0 {
@@ -88,6 +100,8 @@ func (s *session) keys(b []byte) error {
 			rest = s.grantsKeys(chunk)
 		case modeConfirm:
 			rest = s.confirmKeys(chunk)
+		case modeBuffers:
+			rest = s.bufferKeys(chunk)
 		default:
 			rest, err = s.normalKeys(chunk)
 		}
@@ -153,8 +167,8 @@ func (s *session) input(b []byte) error {
 // prefixKeysHelp is the short key list shown for an unknown prefix key.
 const prefixKeysHelp = "prefix ? lists the keys"
 
-// command runs the prefix command bound to key (the bytes it sent). The
-// prefix itself, pressed twice, types it into the tab.
+// command runs the prefix command line bound to key (the bytes it sent).
+// The prefix itself, pressed twice, types it into the tab.
 func (s *session) command(key string) error {
 	s.message = ""
 	s.needFrame = true
@@ -176,7 +190,7 @@ func (s *session) command(key string) error {
 		s.setMessage(fmt.Sprintf("no prefix key %s; %s", label, prefixKeysHelp))
 		return nil
 	}
-	commandFuncs[name](s)
+	s.runRepeatable(name)
 	return nil
 }
 
@@ -227,6 +241,12 @@ var commandFuncs = map[string]func(*session){
 	"list-keys":    func(s *session) { s.mode, s.needFull = modeHelp, true },
 	"grants":       (*session).openGrants,
 	"accept-focus": (*session).acceptFocus,
+	// tmux's habits (cmdline.go, buffers.go).
+	"command-prompt":    (*session).startCommandPrompt,
+	"last-tab":          (*session).lastTab,
+	"copy-mode-page-up": (*session).copyPageUp,
+	"choose-buffer":     (*session).chooseBuffer,
+	"send-keys":         func(s *session) { s.setMessage("send-keys needs keys: send-keys 'make test' Enter") },
 }
 
 // focusedIndex is the shown tab's index in the window's tabs, or -1.
@@ -307,6 +327,7 @@ const (
 	promptTabNumber                    // a tab's number, for tabs past 9
 	promptSearchDown                   // copy mode: search towards the end
 	promptSearchUp                     // copy mode: search towards the start
+	promptCommand                      // a command line (prefix :), cmdline.go
 )
 
 // startPrompt opens the status line prompt with text.
@@ -330,6 +351,8 @@ func (s *session) promptText() string {
 		label = "search down: "
 	case promptSearchUp:
 		label = "search up: "
+	case promptCommand:
+		label = ":"
 	}
 	return label + sanitize(string(s.prompt))
 }
@@ -339,11 +362,10 @@ func (s *session) promptDone() {
 	text := strings.TrimSpace(string(s.prompt))
 	s.mode = s.promptBack
 	switch s.promptKind {
+	case promptCommand:
+		s.commandDone(text)
 	case promptRename:
-		if _, err := s.ws.Update(s.tabID, workspace.Update{Name: &text}); err != nil {
-			s.setMessage("rename: " + err.Error())
-		}
-		s.statusOld = true
+		s.rename(text)
 	case promptTabNumber:
 		n, err := strconv.Atoi(text)
 		if err != nil {
@@ -364,6 +386,9 @@ func (s *session) promptDone() {
 func (s *session) promptKeys(b []byte) []byte {
 	for len(b) > 0 && s.mode == modePrompt {
 		c := b[0]
+		if c != '\t' {
+			s.habit.complete = nil // Tab cycles only while pressed again
+		}
 		switch {
 		case c == '\r' || c == '\n':
 			s.promptDone()
@@ -372,8 +397,12 @@ func (s *session) promptKeys(b []byte) []byte {
 			s.mode = s.promptBack
 			return b[1:]
 		case c == 0x1b:
-			b = b[escLen(b):] // an arrow or such: ignored
+			// An arrow or such: the command prompt's history, else ignored.
+			n := escLen(b)
+			s.commandPromptKey(string(b[:n]))
+			b = b[n:]
 			continue
+		case c == '\t' && s.commandPromptKey("\t"):
 		case c == 0x7f || c == 0x08:
 			if len(s.prompt) > 0 {
 				s.prompt = s.prompt[:len(s.prompt)-1]

@@ -84,7 +84,7 @@ func (s *session) mouse(ev mouseEvent) error {
 	btn := ev.button()
 	press := !ev.release && !ev.motion()
 	switch s.mode {
-	case modeSheet, modePrompt, modeConfirm, modeChoose, modeGrants:
+	case modeSheet, modePrompt, modeConfirm, modeChoose, modeGrants, modeBuffers:
 		// The keys answer these; a stray click must not.
 		return nil
 	case modeHelp:
@@ -175,7 +175,7 @@ func (s *session) mouse(ev mouseEvent) error {
 		}
 		c := &s.copy
 		if !c.sel {
-			c.sel, c.ax, c.ay = true, s.drag.x, s.drag.line
+			c.sel, c.ax, c.ay, c.shape = true, s.drag.x, s.drag.line, selStream
 		}
 		// Dragging onto the first or last row scrolls.
 		switch {

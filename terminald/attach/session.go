@@ -55,6 +55,9 @@ type Options struct {
 	// Live, when set, holds config.json's prefix, keys and status line as
 	// terminald reloads them; it overrides Prefix (settings.go).
 	Live *Live
+	// Buffers are the paste buffers, shared by the sessions of one
+	// terminald; nil gives the session its own (buffers.go).
+	Buffers *Buffers
 	// Focus, when set, brings agents' focus requests to the session,
 	// which switches its tab only while its human is not typing, and
 	// shows a notice otherwise (focus.go).
@@ -118,6 +121,7 @@ const (
 	modeChoose              // the tab chooser's box is open
 	modeConfirm             // the status line asks y/n before closing a tab
 	modeGrants              // the grants view's box is open (grantsview.go)
+	modeBuffers             // the paste buffers' box is open (buffers.go)
 )
 
 // session is one attached client.
@@ -163,7 +167,6 @@ type session struct {
 	promptKind promptKind    // what the prompt asks for
 	promptBack mode          // the mode to return to when the prompt ends
 	copy       copyState     // modeCopy
-	clip       string        // the last text copied here, pasted by prefix ]
 	clipboard  Clipboard     // where the client puts copies
 	confirmID  string        // modeConfirm: the tab to close
 	chosen     int           // modeChoose: the highlighted tab
@@ -196,6 +199,8 @@ type session struct {
 	followed  string
 	diverged  string
 	notice    *focusNotice
+
+	habit habitState // the command prompt, last tab, repeat (cmdline.go)
 
 	exit *Exit
 	bg   sync.WaitGroup // tab closes still running
@@ -257,6 +262,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		if err := s.refresh(); err != nil {
 			return Exit{}, err
 		}
+		s.trackShown()
 		if s.exit != nil {
 			break
 		}

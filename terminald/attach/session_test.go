@@ -40,7 +40,8 @@ type fakeClient struct {
 	done chan struct{}
 	exit Exit
 	err  error
-	sent int // bytes sent by the session
+	sent int     // bytes sent by the session
+	o    Options // what the session runs with, when a test set it
 }
 
 func startClient(t testing.TB, ws *workspace.Workspace, h Hello) *fakeClient {

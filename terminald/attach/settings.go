@@ -25,12 +25,15 @@ type Settings struct {
 	// BG, FG, ActiveBG and ActiveFG are the status line's colours;
 	// unset ones keep the default bar.
 	BG, FG, ActiveBG, ActiveFG config.Colour
+	// RepeatTime is how long a repeatable command's keys run without the
+	// prefix (config.json's repeat_time); 0: never.
+	RepeatTime time.Duration
 }
 
 // NewSettings takes the live settings from c, which config.Load has
 // checked; what does not parse (a Config built by hand) keeps its default.
 func NewSettings(c config.Config) *Settings {
-	s := &Settings{Bindings: c.Bindings()}
+	s := &Settings{Bindings: c.Bindings(), RepeatTime: time.Duration(c.Repeat()) * time.Millisecond}
 	var err error
 	if s.Prefix, err = config.ParsePrefix(c.Prefix); err != nil {
 		s.Prefix = DefaultPrefix
