@@ -53,7 +53,14 @@ type Config struct {
 	Keys map[string]string `json:"keys,omitempty"`
 	// Status configures attach's status line.
 	Status Status `json:"status"`
+	// Restore, unless false, saves the session (windows, tabs, names,
+	// directories, groups, layouts) as it changes and brings it back at
+	// `phantom up` after a down or a reboot. Default true.
+	Restore *bool `json:"restore,omitempty"`
 }
+
+// RestoreEnabled reports whether the session is saved and restored.
+func (c Config) RestoreEnabled() bool { return c.Restore == nil || *c.Restore }
 
 // LanguageServer says how one language's server starts; unset fields keep
 // the built-in values.
@@ -141,6 +148,10 @@ func Parse(path string, b []byte) (Config, error) {
 	}
 	if c.Status.Right == "" {
 		c.Status.Right = DefaultStatusRight
+	}
+	if c.Restore == nil {
+		on := true
+		c.Restore = &on
 	}
 	return c, nil
 }
