@@ -78,8 +78,11 @@ type persister struct {
 	done chan struct{} // closed when persistLoop ends
 	once sync.Once
 
-	mu   sync.Mutex // serialises writes; guards last
+	mu   sync.Mutex // serialises writes; guards last and wrote
 	last []byte     // what was last written
+	// wrote is the file as last written: a file changed since by anyone
+	// else is written again (persistNow).
+	wrote os.FileInfo
 }
 
 func newPersister() persister {
@@ -127,13 +130,13 @@ func (w *Workspace) persistLoop() {
 			case <-time.After(persistDelay):
 			}
 		}
-		w.persistNow()
+		w.persistNow(false)
 	}
 }
 
 // persistFinal stops persistLoop and saves the session one last time,
-// before Shutdown hangs up the tabs (what `phantom down` and a reboot
-// leave is the session as it ran).
+// before Shutdown hangs up the tabs: what `phantom down` and a reboot
+// leave is the session as it ran, whatever else wrote the file meanwhile.
 func (w *Workspace) persistFinal() {
 	p := &w.persist
 	p.once.Do(func() { close(p.stop) })
@@ -143,11 +146,13 @@ func (w *Workspace) persistFinal() {
 		return
 	default:
 	}
-	w.persistNow()
+	w.persistNow(true)
 }
 
-// persistNow writes the session if it changed and saving is on.
-func (w *Workspace) persistNow() {
+// persistNow writes the session, if saving is on, when it changed, when
+// the file is no longer the one last written (someone else wrote or
+// removed it), or when forced.
+func (w *Workspace) persistNow(force bool) {
 	path := SessionPath(w.opts.Layout)
 	if path == "" || !w.persist.armed.Load() || !w.Config().RestoreEnabled() {
 		return
@@ -156,7 +161,7 @@ func (w *Workspace) persistNow() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := w.sessionBytes()
-	if bytes.Equal(b, p.last) {
+	if !force && bytes.Equal(b, p.last) && sameFile(path, p.wrote) {
 		return
 	}
 	if err := writeSession(path, b); err != nil {
@@ -164,6 +169,14 @@ func (w *Workspace) persistNow() {
 		return
 	}
 	p.last = b
+	p.wrote, _ = os.Stat(path)
+}
+
+// sameFile reports whether path is still the file fi described: the same
+// inode, size and modification time.
+func sameFile(path string, fi os.FileInfo) bool {
+	now, err := os.Stat(path)
+	return err == nil && fi != nil && os.SameFile(now, fi) && now.Size() == fi.Size() && now.ModTime().Equal(fi.ModTime())
 }
 
 // sessionBytes is the session as saved: the state blob without what a
