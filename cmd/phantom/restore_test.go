@@ -80,6 +80,12 @@ func TestRestoreSession(t *testing.T) {
 	if out := in.must(t, "keep-command", "build", "on", kept); !strings.Contains(out, "runs again when restored: "+kept+" (in "+proj+")") {
 		t.Errorf("keep-command printed %q", out)
 	}
+	// The mark lives with the tab: an upgrade (the holder keeps the tabs)
+	// keeps it too.
+	in.must(t, "upgrade")
+	if out := in.must(t, "keep-command", "build"); !strings.Contains(out, kept) {
+		t.Errorf("after phantom upgrade, keep-command build printed %q", out)
+	}
 	in.must(t, "read", logs, "--wait-for", "idle")
 	in.must(t, "run", logs, "--wait=20", "--", "echo unmarked >> ran")
 	if out := in.must(t, "ls"); !strings.Contains(out, "KEEP") || !strings.Contains(lineOf(out, "build"), "cmd") || strings.Contains(lineOf(out, "logs"), "cmd") {
