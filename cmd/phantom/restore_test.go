@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
+	"github.com/phantom-dev/phantom/terminald/sandbox"
 	"github.com/phantom-dev/phantom/terminald/workspace"
 )
 
@@ -265,6 +268,7 @@ func TestRestoreAdversarial(t *testing.T) {
 		t.Errorf("kept commands after the attacks:\n%s\nwant only the human's", kept)
 	}
 
+	rulesBefore := sandboxRules(t, in, boxed.tab)
 	in.must(t, "down")
 	if b, _ := os.ReadFile(in.sessionFile()); strings.Contains(string(b), "pwned") {
 		t.Errorf("after down the saved session still holds the attacker's command:\n%s", b)
@@ -290,6 +294,29 @@ func TestRestoreAdversarial(t *testing.T) {
 			t.Errorf("the sandboxed tab %s came back unsandboxed: %v", tm.GetId(), tm)
 		}
 	}
+	// No wider than it was: every path it may write now, it could before.
+	after := sandboxRules(t, in, boxed.tab)
+	for _, p := range append(slices.Clone(after.WriteDirs), after.WriteFiles...) {
+		if !slices.ContainsFunc(append(slices.Clone(rulesBefore.WriteDirs), rulesBefore.WriteFiles...), func(d string) bool {
+			return p == d || strings.HasPrefix(p, d+"/")
+		}) {
+			t.Errorf("the restored sandboxed tab may write %s, which it could not before:\nbefore %+v\nafter %+v", p, rulesBefore, after)
+		}
+	}
+}
+
+// sandboxRules is how tab is confined, as terminald tells the daemons.
+func sandboxRules(t *testing.T, in *instance, tab string) sandbox.Rules {
+	t.Helper()
+	resp, err := in.tc.DescribeSandbox(tctx(t), &terminalv1.DescribeSandboxRequest{TabId: tab}, grpc.WaitForReady(true))
+	if err != nil {
+		t.Fatalf("DescribeSandbox %s: %v", tab, err)
+	}
+	r, err := sandbox.ParseFlags(resp.GetFlags())
+	if err != nil {
+		t.Fatalf("sandbox flags of %s %q: %v", tab, resp.GetFlags(), err)
+	}
+	return r
 }
 
 // evilSession is a valid saved session whose one tab runs cmd as the
