@@ -199,7 +199,7 @@ func TestRestoreCorruptSession(t *testing.T) {
 	}
 }
 
-// TestRestoreAdversarial: agents in a plain and in a sandboxed tab try to
+// TestAdversarialRestore: agents in a plain and in a sandboxed tab try to
 // get a command of their choosing run as the human at the next up — by
 // marking one (on the human's tab and on their own, with keep-command,
 // new --keep and run --keep) and by writing the saved session — and open
@@ -207,7 +207,7 @@ func TestRestoreCorruptSession(t *testing.T) {
 // write the file; what the plain one wrote is replaced when Phantom
 // stops; after down and up none of it ran, the agent's tab did not come
 // back, and the sandboxed tab came back sandboxed.
-func TestRestoreAdversarial(t *testing.T) {
+func TestAdversarialRestore(t *testing.T) {
 	in := startPhantom(t)
 	env := in.env
 	human := in.list(t)[0].GetId()
