@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -38,6 +39,9 @@ as you at the next phantom up.`,
   phantom keep-command`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) > 2 && args[2] == "--" {
+				args = slices.Delete(args, 2, 3) // on -- COMMAND...
+			}
 			switch {
 			case len(args) == 0:
 				return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
@@ -47,9 +51,9 @@ as you at the next phantom up.`,
 			case args[1] == "on" && len(args) > 2:
 			case args[1] == "off" && len(args) == 2:
 			case args[1] == "on":
-				return usageError("keep-command "+args[0]+" on: no command", "phantom keep-command TAB on COMMAND...")
+				return usageError("no command to keep", "phantom keep-command TAB on COMMAND...")
 			default:
-				return usageError(fmt.Sprintf("keep-command %s: %q is neither on nor off", args[0], strings.Join(args[1:], " ")),
+				return usageError(fmt.Sprintf("%q is neither on nor off", strings.Join(args[1:], " ")),
 					"phantom keep-command TAB on COMMAND..., or phantom keep-command TAB off")
 			}
 			return withTab(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string) error {
