@@ -39,30 +39,17 @@ as you at the next phantom up.`,
   phantom keep-command`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
-			if len(args) > 2 && args[2] == "--" {
-				args = slices.Delete(args, 2, 3) // on -- COMMAND...
-			}
+			tab, line, err := keepArgs(args)
 			switch {
-			case len(args) == 0:
+			case err != nil:
+				return err
+			case tab == "":
 				return withTerminald(func(ctx context.Context, tc terminalv1.TerminalServiceClient) error {
 					return listKept(ctx, tc, os.Stdout)
 				})
-			case len(args) == 1:
-			case args[1] == "on" && len(args) > 2:
-			case args[1] == "off" && len(args) == 2:
-			case args[1] == "on":
-				return usageError("no command to keep", "phantom keep-command TAB on COMMAND...")
-			default:
-				return usageError(fmt.Sprintf("%q is neither on nor off", strings.Join(args[1:], " ")),
-					"phantom keep-command TAB on COMMAND..., or phantom keep-command TAB off")
 			}
-			return withTab(args[0], func(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string) error {
-				req := &terminalv1.KeepCommandRequest{TerminalId: tab}
-				if len(args) > 1 {
-					line := strings.Join(args[2:], " ") // "" for off
-					req.Command = &line
-				}
-				resp, err := tc.KeepCommand(ctx, req)
+			return withTab(tab, func(ctx context.Context, tc terminalv1.TerminalServiceClient, tab string) error {
+				resp, err := tc.KeepCommand(ctx, &terminalv1.KeepCommandRequest{TerminalId: tab, Command: line})
 				if err != nil {
 					return err
 				}
@@ -74,6 +61,30 @@ as you at the next phantom up.`,
 	// Everything after TAB on is the command, flags included.
 	cmd.Flags().SetInterspersed(false)
 	return cmd
+}
+
+// keepArgs reads keep-command's arguments: the tab ("" for every tab's
+// mark) and the line to keep (nil: only show it; "": remove it).
+func keepArgs(args []string) (tab string, line *string, err error) {
+	if len(args) > 2 && args[2] == "--" {
+		args = slices.Delete(slices.Clone(args), 2, 3) // on -- COMMAND...
+	}
+	switch {
+	case len(args) == 0:
+		return "", nil, nil
+	case len(args) == 1:
+		return args[0], nil, nil
+	case args[1] == "on" && len(args) > 2:
+		l := strings.Join(args[2:], " ")
+		return args[0], &l, nil
+	case args[1] == "off" && len(args) == 2:
+		l := ""
+		return args[0], &l, nil
+	case args[1] == "on":
+		return "", nil, usageError("no command to keep", "phantom keep-command TAB on COMMAND...")
+	}
+	return "", nil, usageError(fmt.Sprintf("%q is neither on nor off", strings.Join(args[1:], " ")),
+		"phantom keep-command TAB on COMMAND..., or phantom keep-command TAB off")
 }
 
 // printKept says what a tab keeps.

@@ -355,3 +355,44 @@ func evilSession(t *testing.T, tab, dir, cmd string) []byte {
 	}
 	return b
 }
+
+// TestKeepArgs: keep-command's arguments, as the human types them.
+func TestKeepArgs(t *testing.T) {
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		args    []string
+		tab     string
+		line    *string
+		isUsage bool
+	}{
+		{args: nil},
+		{args: []string{"build"}, tab: "build"},
+		{args: []string{"build", "on", "make", "watch"}, tab: "build", line: str("make watch")},
+		{args: []string{"2", "on", "--", "npm", "run", "dev", "--", "--port", "3000"}, tab: "2", line: str("npm run dev -- --port 3000")},
+		{args: []string{"build", "on", "echo a > b; make"}, tab: "build", line: str("echo a > b; make")},
+		{args: []string{"build", "off"}, tab: "build", line: str("")},
+		{args: []string{"build", "on"}, isUsage: true},
+		{args: []string{"build", "on", "--"}, isUsage: true},
+		{args: []string{"build", "off", "now"}, isUsage: true},
+		{args: []string{"build", "maybe"}, isUsage: true},
+	}
+	for _, tc := range tests {
+		tab, line, err := keepArgs(tc.args)
+		if tc.isUsage {
+			if _, code := explain(err, nil, false); err == nil || code != exitUsage {
+				t.Errorf("keepArgs(%q) = %v, want a usage error", tc.args, err)
+			}
+			continue
+		}
+		if err != nil || tab != tc.tab || (line == nil) != (tc.line == nil) || line != nil && *line != *tc.line {
+			t.Errorf("keepArgs(%q) = %q, %v, %v; want %q, %v", tc.args, tab, deref(line), err, tc.tab, deref(tc.line))
+		}
+	}
+}
+
+func deref(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -409,5 +410,40 @@ func TestKeepCommand(t *testing.T) {
 				t.Errorf("KeepsCommand = %v, want %v", got.KeepsCommand, tc.kept)
 			}
 		})
+	}
+}
+
+// TestSessionSavedAsItChanges: a change is on disk soon, without a
+// shutdown, and a file changed behind the workspace's back (an edit, a
+// removal) is written again.
+func TestSessionSavedAsItChanges(t *testing.T) {
+	env := testenv.New(t)
+	w := workspaceIn(t, env)
+	w.RestoreSaved()
+	tm, err := w.Create(CreateSpec{Directory: env.Home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "renamed"
+	if _, err := w.Update(tm.ID, Update{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	path := SessionPath(env.Layout)
+	saved := func(what string) {
+		t.Helper()
+		testenv.Eventually(t, what, func() (bool, string) {
+			st, ok, err := loadSession(path)
+			return err == nil && ok && len(st.Tabs) == 1 && st.Tabs[0].Name == name, fmt.Sprint(st, ok, err)
+		})
+	}
+	saved("the rename saved")
+	for _, tamper := range []func() error{
+		func() error { return os.WriteFile(path, []byte(`{"version":1,"windows":[{"id":"w1"}]}`), 0o600) },
+		func() error { return os.Remove(path) },
+	} {
+		if err := tamper(); err != nil {
+			t.Fatal(err)
+		}
+		saved("the session written again over a changed file")
 	}
 }
