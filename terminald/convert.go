@@ -38,6 +38,7 @@ func toTerminal(t workspace.Terminal) *terminalv1.Terminal {
 		UnsandboxedAgent: t.UnsandboxedAgent,
 		OpenedBy:         t.OpenedBy,
 		Project:          t.Project,
+		KeepsCommand:     t.KeepsCommand,
 	}
 	if t.ForegroundPID > 0 {
 		out.ForegroundProcess = &terminalv1.Process{Name: t.ForegroundName, Pid: int32(t.ForegroundPID)}

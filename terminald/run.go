@@ -166,6 +166,10 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		Refuse: map[string]string{
 			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside Phantom: attach from a terminal outside Phantom",
 			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",
+			// What runs as the human at the next `phantom up` is the
+			// human's to choose (workspace/persist.go).
+			terminalv1.TerminalService_KeepCommand_FullMethodName:    "marking a command to run again at restore is for the human: run phantom keep-command in a terminal outside Phantom",
+			terminalv1.TerminalService_RestoreSession_FullMethodName: "only phantom up, outside Phantom, restores the saved session",
 		},
 		ClientName: func(tabID string) string {
 			t, _ := ws.Get(tabID)

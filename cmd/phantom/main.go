@@ -83,5 +83,6 @@ main.
 	// The CLI at tmux level (issue 16): keys, names, groups and windows.
 	root.AddCommand(sendCmd(), renameCmd(), focusCmd(), groupCmd(), windowCmd())
 	root.AddCommand(configCmd(), reloadCmd()) // config.json: check, path, show; apply it now
+	root.AddCommand(keepCommandCmd())         // sessions that come back: restore.go
 	return root
 }

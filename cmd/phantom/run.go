@@ -20,6 +20,7 @@ const runStillRunning = 124
 
 func runCmd() *cobra.Command {
 	var wait int32
+	var keep bool
 	cmd := &cobra.Command{
 		Use:   "run TAB [--wait[=SECONDS]] -- COMMAND...",
 		Short: "Type a command into an idle tab; with --wait, print its output and exit with its status",
@@ -41,6 +42,13 @@ and says so.`,
 			}
 			line := strings.Join(args[1:], " ")
 			return withTargetsWaiting(args[0], time.Duration(wait)*time.Second, func(ctx context.Context, tc terminalv1.TerminalServiceClient, r *targets, tab string) error {
+				if keep {
+					// Marked first: refused inside Phantom, before
+					// anything runs.
+					if err := keepLine(ctx, tc, tab, line); err != nil {
+						return err
+					}
+				}
 				if wait == 0 {
 					// Without --wait, run answers at once, unless a
 					// permission sheet holds it.
@@ -59,6 +67,7 @@ and says so.`,
 	}
 	cmd.Flags().Int32Var(&wait, "wait", 0, "wait up to SECONDS (at most 600) for the command to end; print its output and exit with its status")
 	cmd.Flags().Lookup("wait").NoOptDefVal = "600"
+	cmd.Flags().BoolVar(&keep, "keep", false, "also run COMMAND again in TAB when phantom up restores the session (phantom keep-command)")
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 
 func newCmd() *cobra.Command {
 	var req terminalv1.CreateTerminalRequest
+	var keep bool
 	cmd := &cobra.Command{
 		Use:   "new [flags] [-- COMMAND [ARG...]]",
 		Short: "Open a tab and print its id",
@@ -29,6 +30,9 @@ agent, or with --sandbox, runs sandboxed where the kernel allows it (see
 phantom status).`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			req.Command = args
+			if keep && len(args) == 0 {
+				return usageError("--keep: no command to keep", "phantom new --keep -- COMMAND...")
+			}
 			dir, err := absDir(req.Directory)
 			if err != nil {
 				return err
@@ -49,10 +53,14 @@ phantom status).`,
 					}
 				}
 				resp, err := tc.CreateTerminal(ctx, &req)
-				if err == nil {
-					fmt.Println(resp.GetTerminal().GetId())
+				if err != nil {
+					return err
 				}
-				return err
+				fmt.Println(resp.GetTerminal().GetId())
+				if keep {
+					return keepLine(ctx, tc, resp.GetTerminal().GetId(), strings.Join(args, " "))
+				}
+				return nil
 			})
 		},
 	}
@@ -63,6 +71,7 @@ phantom status).`,
 	f.StringVar(&req.Agent, "agent", "", "a configured agent to run (claude, codex, gemini, ...); its tab is sandboxed")
 	f.BoolVar(&req.Sandbox, "sandbox", false, "run the tab sandboxed (Landlock): writes only in its directory, temporary directories and the agent's own; no signals beyond the tab; no sudo")
 	f.StringVar(&req.WindowId, "window", "", "window (id or name) to open the tab in (default: the first window)")
+	f.BoolVar(&keep, "keep", false, "run COMMAND again (at a shell prompt, in this directory) when phantom up restores the session; see phantom keep-command")
 	return cmd
 }
 
@@ -132,15 +141,15 @@ program) and its shell's directory as the kernel reports it, not OSC 7.`,
 				return printJSON(resp)
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTITLE\tDIRECTORY\tPROCESS\tSTATE\tPORTS\tGROUP\tWINDOW\tWORKTREE\tAGENT")
+			fmt.Fprintln(tw, "ID\tTITLE\tDIRECTORY\tPROCESS\tSTATE\tPORTS\tGROUP\tWINDOW\tWORKTREE\tAGENT\tKEEP")
 			for _, t := range resp.GetTerminals() {
 				id := t.GetId()
 				if t.GetFocused() {
 					id += "*"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, t.GetTitle(), t.GetDirectory(),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, t.GetTitle(), t.GetDirectory(),
 					t.GetForegroundProcess().GetName(), tabState(t), ports(t.GetDevServerPorts()),
-					dash(groupLabel(groups, t.GetGroupId())), places[t.GetId()], dash(t.GetWorktree()), agentState(t))
+					dash(groupLabel(groups, t.GetGroupId())), places[t.GetId()], dash(t.GetWorktree()), agentState(t), keepMark(t))
 			}
 			return tw.Flush()
 		},

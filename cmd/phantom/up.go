@@ -159,7 +159,11 @@ func bringUp(l paths.Layout, foreground bool) ([]*child, error) {
 			return fail(err)
 		}
 		if stage[0] == "terminald" {
-			tabErr = firstTab()
+			// A terminald this up started restores the saved session
+			// (restore.go); the first tab opens only when none came back.
+			if serving["terminald"] || !restoreSession() {
+				tabErr = firstTab()
+			}
 		}
 	}
 	// A tool call right after up returns must find every daemon.

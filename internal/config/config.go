@@ -57,6 +57,10 @@ type Config struct {
 	// repeatable command (the resize keys), its keys repeat without the
 	// prefix for this long. Default DefaultRepeatTime; 0 turns it off.
 	RepeatTime *int `json:"repeat_time,omitempty"`
+	// Restore, unless false, saves the session (windows, tabs, names,
+	// directories, groups, layouts) as it changes and brings it back at
+	// `phantom up` after a down or a reboot. Default true.
+	Restore *bool `json:"restore,omitempty"`
 }
 
 // DefaultRepeatTime is tmux's repeat-time, in milliseconds.
@@ -74,6 +78,9 @@ func (c Config) Repeat() int {
 	}
 	return *c.RepeatTime
 }
+
+// RestoreEnabled reports whether the session is saved and restored.
+func (c Config) RestoreEnabled() bool { return c.Restore == nil || *c.Restore }
 
 // LanguageServer says how one language's server starts; unset fields keep
 // the built-in values.
@@ -165,6 +172,10 @@ func Parse(path string, b []byte) (Config, error) {
 	if c.RepeatTime == nil {
 		ms := DefaultRepeatTime
 		c.RepeatTime = &ms
+	}
+	if c.Restore == nil {
+		on := true
+		c.Restore = &on
 	}
 	return c, nil
 }

@@ -27,7 +27,7 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 	repeat := DefaultRepeatTime
 	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
-		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, RepeatTime: &repeat}
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, RepeatTime: &repeat, Restore: new(true)}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}
@@ -116,6 +116,8 @@ func TestLoadErrors(t *testing.T) {
 		{"binding the prefix", `{"prefix": "C-t", "keys": {"C-t": "new-tab"}}`, []string{`"C-t" is the prefix`}},
 		{"bad colour", `{"status": {"style": {"bg": "#12345"}}}`, []string{"status.style.bg", "#rrggbb"}},
 		{"bad status format", `{"status": {"left": "#{windo}"}}`, []string{"status.left", "#{windo}", `did you mean "window"?`}},
+		{"restore not a boolean", `{"restore": "no"}`, []string{"restore", "must be true or false, not a string"}},
+		{"restore misspelt", `{"restor": false}`, []string{`"restor"`, `did you mean "restore"?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,5 +224,26 @@ func TestIsAgentProgram(t *testing.T) {
 	}
 	if (*Config)(nil).IsAgentProgram("claude") {
 		t.Error("a nil config knows no agents")
+	}
+}
+
+// TestRestoreSetting: the session is restored unless config.json says
+// "restore": false.
+func TestRestoreSetting(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		want bool
+	}{
+		{``, true},
+		{`{"restore": true}`, true},
+		{`{"restore": false}`, false},
+	} {
+		c, err := Load(writeConfig(t, tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		if c.RestoreEnabled() != tt.want {
+			t.Errorf("%s: RestoreEnabled = %v, want %v", tt.body, c.RestoreEnabled(), tt.want)
+		}
 	}
 }

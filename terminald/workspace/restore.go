@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -81,10 +82,24 @@ type savedTab struct {
 	// Commands are the times of its command log's commands
 	// (cmd_times.go).
 	Commands []savedCommand `json:"commands,omitempty"`
+	// KernelDir is the leader's working directory as the kernel last had
+	// it (at its prompt, for a shell), never OSC 7: where a session
+	// restored from disk starts the tab again (persist.go).
+	KernelDir string `json:"kernel_dir,omitempty"`
+	// Keep is the command the human marked to re-run when the session is
+	// restored from disk (persist.go); nil when none.
+	Keep *KeptCommand `json:"keep,omitempty"`
 }
 
 // snapshotState is the workspace's state blob.
 func (w *Workspace) snapshotState() []byte {
+	b, _ := json.Marshal(w.snapshot())
+	return b
+}
+
+// snapshot is the workspace's state, as the blob and the saved session
+// (persist.go) hold it.
+func (w *Workspace) snapshot() savedState {
 	w.mu.Lock()
 	st := savedState{Version: stateVersion, NextID: map[string]int{}}
 	for p, n := range w.nextID {
@@ -103,7 +118,8 @@ func (w *Workspace) snapshotState() []byte {
 		st.Tabs = append(st.Tabs, savedTab{ID: e.id, Name: e.name, Icon: e.icon, Color: e.color, GroupID: e.groupID,
 			WindowID: e.windowID, Worktree: e.worktree, AgentState: e.agentState, AgentClient: e.agentClient,
 			GroupByAgent: e.groupByAgent, NameByAgent: e.nameByAgent, Integrated: e.integrated, Shell: e.shell,
-			Sandboxed: e.sandboxed, Sandbox: e.rules.Flags(), OpenedBy: e.openedBy, Project: e.project, PtsName: e.ptsName, TTYNr: e.ttyNr, Started: e.started})
+			Sandboxed: e.sandboxed, Sandbox: e.rules.Flags(), OpenedBy: e.openedBy, Project: e.project, PtsName: e.ptsName, TTYNr: e.ttyNr, Started: e.started,
+			Keep: e.keep})
 	}
 	w.mu.Unlock()
 	// What the tabs last showed, read outside w.mu (each tab's own locks).
@@ -113,16 +129,17 @@ func (w *Workspace) snapshotState() []byte {
 		e.mu.Unlock()
 		e.lastMu.Lock()
 		st.Tabs[i].Dir, st.Tabs[i].Fg = e.lastDir, e.lastFg
+		st.Tabs[i].KernelDir = cmp.Or(e.projectAt, e.tab.projectOf)
 		e.lastMu.Unlock()
 		st.Tabs[i].Commands = e.cmds.savedTimes()
 	}
 	slices.SortFunc(st.Tabs, func(a, b savedTab) int { return idNum(a.ID) - idNum(b.ID) })
-	b, _ := json.Marshal(st)
-	return b
+	return st
 }
 
 // requestSave asks saveLoop to hand the state to the holder now.
 func (w *Workspace) requestSave() {
+	w.persistSoon() // and to disk (persist.go)
 	if w.opts.Holder == nil {
 		return
 	}
@@ -179,33 +196,14 @@ func (w *Workspace) restore() error {
 	for _, t := range st.Tabs {
 		meta[t.ID] = t
 	}
+	if len(held) > 0 || len(blob) > 0 {
+		// Tabs of a previous terminald: the session on disk goes on
+		// from them (persist.go).
+		w.persist.armed.Store(true)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(st.Windows) > 0 {
-		w.windows = nil
-		for _, sw := range st.Windows {
-			w.windows = append(w.windows, &windowEntry{id: sw.ID, name: sw.Name, tabs: sw.Tabs, focused: sw.Focused})
-			if sw.Layout != nil {
-				w.layouts.set(sw.ID, *sw.Layout) // tabs that did not come back are left out when read
-			}
-		}
-	}
-	for p, n := range st.NextID {
-		if len(p) == 1 {
-			w.nextID[p[0]] = max(w.nextID[p[0]], n)
-		}
-	}
-	for _, g := range st.Groups {
-		if _, err := w.windowLocked(g.WindowID); err == nil {
-			w.groups[g.ID] = &groupEntry{id: g.ID, name: g.Name, color: g.Color, windowID: g.WindowID}
-		}
-	}
-	for _, win := range w.windows {
-		w.nextID['w'] = max(w.nextID['w'], idNum(win.id))
-	}
-	for id := range w.groups {
-		w.nextID['g'] = max(w.nextID['g'], idNum(id))
-	}
+	w.takePlacesLocked(st)
 	now := time.Now()
 	for _, h := range held {
 		// Ids are never reused, even when the state blob was lost.
@@ -234,7 +232,7 @@ func (w *Workspace) restore() error {
 		}
 		e := &tabEntry{tab: t, name: m.Name, icon: m.Icon, color: m.Color, groupID: m.GroupID, windowID: m.WindowID,
 			worktree: m.Worktree, agentState: m.AgentState, agentClient: m.AgentClient,
-			groupByAgent: m.GroupByAgent, nameByAgent: m.NameByAgent, openedBy: m.OpenedBy, project: m.Project}
+			groupByAgent: m.GroupByAgent, nameByAgent: m.NameByAgent, openedBy: m.OpenedBy, project: m.Project, keep: m.Keep}
 		w.tabs[h.ID] = e
 		if !slices.Contains(win.tabs, h.ID) {
 			win.tabs = append(win.tabs, h.ID)
@@ -246,16 +244,7 @@ func (w *Workspace) restore() error {
 			w.opts.Logger.Warn("tab-state file not rewritten", "tab", h.ID, "err", err)
 		}
 	}
-	// Windows list only tabs that came back; focus stays on one of them.
-	for _, win := range w.windows {
-		win.tabs = slices.DeleteFunc(win.tabs, func(id string) bool { _, ok := w.tabs[id]; return !ok })
-		if _, ok := w.tabs[win.focused]; !ok {
-			win.focused = ""
-			if len(win.tabs) > 0 {
-				win.focused = win.tabs[0]
-			}
-		}
-	}
+	w.pruneWindowsLocked()
 	for _, e := range w.tabs {
 		e.last = w.infoLocked(e)
 	}
@@ -263,6 +252,57 @@ func (w *Workspace) restore() error {
 		w.opts.Logger.Info("took back the holder's tabs", "tabs", len(w.tabs), "held", len(held), "took", time.Since(began))
 	}
 	return nil
+}
+
+// takePlacesLocked takes the windows (their tabs in order, focus and
+// layouts), groups and next ids of a saved state, from the holder's blob
+// or the session on disk (persist.go). Called with w.mu held.
+func (w *Workspace) takePlacesLocked(st savedState) {
+	if len(st.Windows) > 0 {
+		w.windows = nil
+		for _, sw := range st.Windows {
+			w.windows = append(w.windows, &windowEntry{id: sw.ID, name: sw.Name, tabs: sw.Tabs, focused: sw.Focused})
+			if sw.Layout != nil {
+				w.layouts.set(sw.ID, *sw.Layout) // tabs that did not come back are left out when read
+			}
+		}
+	}
+	for p, n := range st.NextID {
+		if len(p) == 1 {
+			w.nextID[p[0]] = max(w.nextID[p[0]], n)
+		}
+	}
+	for _, g := range st.Groups {
+		if _, err := w.windowLocked(g.WindowID); err == nil {
+			w.groups[g.ID] = &groupEntry{id: g.ID, name: g.Name, color: g.Color, windowID: g.WindowID}
+		}
+	}
+	for _, win := range w.windows {
+		w.nextID['w'] = max(w.nextID['w'], idNum(win.id))
+	}
+	for id := range w.groups {
+		w.nextID['g'] = max(w.nextID['g'], idNum(id))
+	}
+}
+
+// pruneWindowsLocked makes windows list only tabs that came back, each
+// once, with focus on one of them. Called with w.mu held.
+func (w *Workspace) pruneWindowsLocked() {
+	for _, win := range w.windows {
+		seen := map[string]bool{}
+		win.tabs = slices.DeleteFunc(win.tabs, func(id string) bool {
+			e, ok := w.tabs[id]
+			drop := !ok || seen[id] || e.windowID != win.id
+			seen[id] = true
+			return drop
+		})
+		if _, ok := w.tabs[win.focused]; !ok || !slices.Contains(win.tabs, win.focused) {
+			win.focused = ""
+			if len(win.tabs) > 0 {
+				win.focused = win.tabs[0]
+			}
+		}
+	}
 }
 
 // restoreTab rebuilds a tab the holder kept: a fresh screen fed with the

@@ -62,6 +62,9 @@ type Terminal struct {
 	// Directory. In a sandboxed tab the leader is the sandbox launcher,
 	// which stays where the tab was opened.
 	KernelDirectory string
+	// KeepsCommand is true when the human marked a command to re-run in
+	// the tab when the session is restored (persist.go).
+	KeepsCommand bool
 }
 
 // equal reports whether a and b show the same.
@@ -81,7 +84,8 @@ func (a Terminal) Equal(b Terminal) bool {
 		a.Exited == b.Exited && a.ExitCode == b.ExitCode && a.Cols == b.Cols && a.Rows == b.Rows &&
 		a.GroupSetByAgent == b.GroupSetByAgent && a.NameSetByAgent == b.NameSetByAgent &&
 		a.Sandboxed == b.Sandboxed && a.Editor == b.Editor && a.UnsandboxedAgent == b.UnsandboxedAgent &&
-		a.OpenedBy == b.OpenedBy && a.Project == b.Project && a.KernelDirectory == b.KernelDirectory
+		a.OpenedBy == b.OpenedBy && a.Project == b.Project && a.KernelDirectory == b.KernelDirectory &&
+		a.KeepsCommand == b.KeepsCommand
 }
 
 // infoLocked is e as callers see it, from e's status snapshot
@@ -115,6 +119,7 @@ func (w *Workspace) infoLocked(e *tabEntry) Terminal {
 		OpenedBy:         e.openedBy,
 		Project:          e.projectOf(st),
 		KernelDirectory:  st.kernelDir,
+		KeepsCommand:     e.keep != nil,
 	}
 }
 

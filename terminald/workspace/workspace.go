@@ -130,6 +130,8 @@ type Workspace struct {
 	saveNow  chan struct{}
 	saveDone chan struct{}
 	detached bool
+
+	persist persister // the session saved to disk (persist.go)
 }
 
 // tabEntry is a tab and its place in the workspace; guarded by Workspace.mu.
@@ -150,6 +152,9 @@ type tabEntry struct {
 	// project is, for a sandboxed tab, the project of the directory it
 	// was opened in (see projectOf).
 	project string
+	// keep is the command the human marked to re-run when the session is
+	// restored (persist.go); nil when none.
+	keep *KeptCommand
 }
 
 type groupEntry struct {
@@ -185,6 +190,7 @@ func New(opts Options) (*Workspace, error) {
 		pollDone: make(chan struct{}),
 		saveNow:  make(chan struct{}, 1),
 		saveDone: make(chan struct{}),
+		persist:  newPersister(),
 
 		landlockABI: sandbox.ABI(),
 	}
@@ -212,6 +218,7 @@ func New(opts Options) (*Workspace, error) {
 		close(w.saveDone)
 	}
 	go w.pollLoop(opts.PollInterval)
+	go w.persistLoop()
 	return w, nil
 }
 
@@ -248,6 +255,9 @@ type CreateSpec struct {
 	// OpenedBy is the tab of the agent the tab is opened for; "" when the
 	// human opens it.
 	OpenedBy string
+	// id, set only by a session restored from disk (persist.go), is the
+	// id the tab had.
+	id string
 }
 
 // Create opens a new tab.
@@ -302,7 +312,10 @@ func (w *Workspace) Create(spec CreateSpec) (Terminal, error) {
 			return Terminal{}, invalid("group_id", fmt.Sprintf("group %s is in window %s, not %s", g.id, g.windowID, win.id))
 		}
 	}
-	id := w.newID('t')
+	id := spec.id
+	if _, taken := w.tabs[id]; id == "" || taken {
+		id = w.newID('t')
+	}
 	spec.WindowID = win.id
 	w.mu.Unlock()
 
@@ -652,6 +665,7 @@ func (w *Workspace) Shutdown() {
 }
 
 func (w *Workspace) shutdown() {
+	w.persistFinal() // before the tabs close: the session as it was
 	w.mu.Lock()
 	close(w.stopPoll)
 	w.closing = true
@@ -724,6 +738,7 @@ func (w *Workspace) Detach() error {
 }
 
 func (w *Workspace) detach() error {
+	w.persistFinal()
 	w.mu.Lock()
 	w.closing, w.detached = true, true
 	close(w.stopPoll)

@@ -404,7 +404,10 @@ type Terminal struct {
 	// kernel reports it. A project is the top of the git working tree (the
 	// nearest directory holding a .git entry), else the directory itself;
 	// nothing the tab writes (git config, OSC 7) changes it.
-	Project       string `protobuf:"bytes,27,opt,name=project,proto3" json:"project,omitempty"`
+	Project string `protobuf:"bytes,27,opt,name=project,proto3" json:"project,omitempty"`
+	// True when the human marked a command to run again in this tab when
+	// `phantom up` restores the saved session (phantom keep-command).
+	KeepsCommand  bool `protobuf:"varint,28,opt,name=keeps_command,json=keepsCommand,proto3" json:"keeps_command,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -626,6 +629,13 @@ func (x *Terminal) GetProject() string {
 		return x.Project
 	}
 	return ""
+}
+
+func (x *Terminal) GetKeepsCommand() bool {
+	if x != nil {
+		return x.KeepsCommand
+	}
+	return false
 }
 
 // CommandResult is one command a tab's shell ran, as shell integration
@@ -4082,6 +4092,246 @@ func (x *SendKeysResponse) GetTyped() string {
 	return ""
 }
 
+// KeepCommandRequest names the tab and what to do with its mark.
+type KeepCommandRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab (e.g. "t3").
+	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
+	// Absent: only report the mark. Empty: remove it. Else the command line
+	// to type at the restored shell's first prompt: one line, no control
+	// characters.
+	Command       *string `protobuf:"bytes,2,opt,name=command,proto3,oneof" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeepCommandRequest) Reset() {
+	*x = KeepCommandRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeepCommandRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeepCommandRequest) ProtoMessage() {}
+
+func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeepCommandRequest.ProtoReflect.Descriptor instead.
+func (*KeepCommandRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *KeepCommandRequest) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *KeepCommandRequest) GetCommand() string {
+	if x != nil && x.Command != nil {
+		return *x.Command
+	}
+	return ""
+}
+
+// KeepCommandResponse is the tab's mark after the call, and before it.
+type KeepCommandResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The kept command line; empty when the tab keeps none.
+	Command string `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	// The directory it runs in, recorded when it was marked.
+	Directory string `protobuf:"bytes,2,opt,name=directory,proto3" json:"directory,omitempty"`
+	// The command line kept before this call; empty when none.
+	Previous      string `protobuf:"bytes,3,opt,name=previous,proto3" json:"previous,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeepCommandResponse) Reset() {
+	*x = KeepCommandResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeepCommandResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeepCommandResponse) ProtoMessage() {}
+
+func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeepCommandResponse.ProtoReflect.Descriptor instead.
+func (*KeepCommandResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *KeepCommandResponse) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *KeepCommandResponse) GetDirectory() string {
+	if x != nil {
+		return x.Directory
+	}
+	return ""
+}
+
+func (x *KeepCommandResponse) GetPrevious() string {
+	if x != nil {
+		return x.Previous
+	}
+	return ""
+}
+
+// RestoreSessionRequest asks for the saved session.
+type RestoreSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreSessionRequest) Reset() {
+	*x = RestoreSessionRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreSessionRequest) ProtoMessage() {}
+
+func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreSessionRequest.ProtoReflect.Descriptor instead.
+func (*RestoreSessionRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
+}
+
+// RestoreSessionResponse says what came back.
+type RestoreSessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The saved session's file.
+	File string `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	// How many tabs and windows were restored; 0 when nothing was.
+	Tabs    int32 `protobuf:"varint,2,opt,name=tabs,proto3" json:"tabs,omitempty"`
+	Windows int32 `protobuf:"varint,3,opt,name=windows,proto3" json:"windows,omitempty"`
+	// The kept commands typed again, one line each: "t3 (build): make watch".
+	Reran []string `protobuf:"bytes,4,rep,name=reran,proto3" json:"reran,omitempty"`
+	// What could not be restored and why, one line each: a file set aside,
+	// a tab left out.
+	Warnings      []string `protobuf:"bytes,5,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreSessionResponse) Reset() {
+	*x = RestoreSessionResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreSessionResponse) ProtoMessage() {}
+
+func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreSessionResponse.ProtoReflect.Descriptor instead.
+func (*RestoreSessionResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *RestoreSessionResponse) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *RestoreSessionResponse) GetTabs() int32 {
+	if x != nil {
+		return x.Tabs
+	}
+	return 0
+}
+
+func (x *RestoreSessionResponse) GetWindows() int32 {
+	if x != nil {
+		return x.Windows
+	}
+	return 0
+}
+
+func (x *RestoreSessionResponse) GetReran() []string {
+	if x != nil {
+		return x.Reran
+	}
+	return nil
+}
+
+func (x *RestoreSessionResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
 var File_phantom_terminal_v1_terminal_proto protoreflect.FileDescriptor
 
 const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
@@ -4089,7 +4339,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\"phantom/terminal/v1/terminal.proto\x12\x13phantom.terminal.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cphantom/mcp/v1/options.proto\"/\n" +
 	"\aProcess\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x80\a\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xa5\a\n" +
 	"\bTerminal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -4119,7 +4369,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\flast_command\x18\x18 \x01(\v2\".phantom.terminal.v1.CommandResultR\vlastCommand\x12+\n" +
 	"\x11unsandboxed_agent\x18\x19 \x01(\bR\x10unsandboxedAgent\x12\x1b\n" +
 	"\topened_by\x18\x1a \x01(\tR\bopenedBy\x12\x18\n" +
-	"\aproject\x18\x1b \x01(\tR\aproject\"\x8b\x03\n" +
+	"\aproject\x18\x1b \x01(\tR\aproject\x12#\n" +
+	"\rkeeps_command\x18\x1c \x01(\bR\fkeepsCommand\"\x8b\x03\n" +
 	"\rCommandResult\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12 \n" +
 	"\texit_code\x18\x02 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x1d\n" +
@@ -4391,13 +4642,30 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\aliteral\x18\x04 \x01(\bR\aliteralJ\x04\b\x02\x10\x03\"c\n" +
 	"\x10SendKeysResponse\x129\n" +
 	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\x12\x14\n" +
-	"\x05typed\x18\x02 \x01(\tR\x05typed*\x80\x01\n" +
+	"\x05typed\x18\x02 \x01(\tR\x05typed\"s\n" +
+	"\x12KeepCommandRequest\x12(\n" +
+	"\vterminal_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
+	"terminalId\x12'\n" +
+	"\acommand\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 H\x00R\acommand\x88\x01\x01B\n" +
+	"\n" +
+	"\b_command\"i\n" +
+	"\x13KeepCommandResponse\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12\x1c\n" +
+	"\tdirectory\x18\x02 \x01(\tR\tdirectory\x12\x1a\n" +
+	"\bprevious\x18\x03 \x01(\tR\bprevious\"\x17\n" +
+	"\x15RestoreSessionRequest\"\x8c\x01\n" +
+	"\x16RestoreSessionResponse\x12\x12\n" +
+	"\x04file\x18\x01 \x01(\tR\x04file\x12\x12\n" +
+	"\x04tabs\x18\x02 \x01(\x05R\x04tabs\x12\x18\n" +
+	"\awindows\x18\x03 \x01(\x05R\awindows\x12\x14\n" +
+	"\x05reran\x18\x04 \x03(\tR\x05reran\x12\x1a\n" +
+	"\bwarnings\x18\x05 \x03(\tR\bwarnings*\x80\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb8\x19\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x85\x1b\n" +
 	"\x0fTerminalService\x12\xa7\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
@@ -4436,7 +4704,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01b\x12List theme colours\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
-	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12\xa7\x01\n" +
+	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12`\n" +
+	"\vKeepCommand\x12'.phantom.terminal.v1.KeepCommandRequest\x1a(.phantom.terminal.v1.KeepCommandResponse\x12i\n" +
+	"\x0eRestoreSession\x12*.phantom.terminal.v1.RestoreSessionRequest\x1a+.phantom.terminal.v1.RestoreSessionResponse\x12\xa7\x01\n" +
 	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"N\xc2\xf3\x18J\n" +
 	"\tsend_keys\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\x04keysJ\aliteralX\x01b\x17Send keys to a terminal\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
@@ -4453,7 +4723,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
 	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
@@ -4514,6 +4784,10 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*UpdateWindowResponse)(nil),       // 56: phantom.terminal.v1.UpdateWindowResponse
 	(*SendKeysRequest)(nil),            // 57: phantom.terminal.v1.SendKeysRequest
 	(*SendKeysResponse)(nil),           // 58: phantom.terminal.v1.SendKeysResponse
+	(*KeepCommandRequest)(nil),         // 59: phantom.terminal.v1.KeepCommandRequest
+	(*KeepCommandResponse)(nil),        // 60: phantom.terminal.v1.KeepCommandResponse
+	(*RestoreSessionRequest)(nil),      // 61: phantom.terminal.v1.RestoreSessionRequest
+	(*RestoreSessionResponse)(nil),     // 62: phantom.terminal.v1.RestoreSessionResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -4570,31 +4844,35 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	39, // 51: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
 	41, // 52: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
 	55, // 53: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	57, // 54: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 55: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 56: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 57: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 58: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 59: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 60: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 61: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 62: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 63: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	47, // 64: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	50, // 65: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	52, // 66: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	54, // 67: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 68: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 69: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 70: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 71: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 72: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 73: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 74: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	56, // 75: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	58, // 76: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	55, // [55:77] is the sub-list for method output_type
-	33, // [33:55] is the sub-list for method input_type
+	59, // 54: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
+	61, // 55: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
+	57, // 56: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 57: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 58: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 59: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 60: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 61: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 62: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 63: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 64: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 65: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	47, // 66: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	50, // 67: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	52, // 68: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	54, // 69: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 70: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 71: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 72: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 73: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 74: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 75: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 76: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	56, // 77: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	60, // 78: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
+	62, // 79: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
+	58, // 80: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	57, // [57:81] is the sub-list for method output_type
+	33, // [33:57] is the sub-list for method input_type
 	33, // [33:33] is the sub-list for extension type_name
 	33, // [33:33] is the sub-list for extension extendee
 	0,  // [0:33] is the sub-list for field type_name
@@ -4620,13 +4898,14 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
 	}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[55].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   55,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

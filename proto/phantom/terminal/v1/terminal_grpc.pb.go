@@ -40,6 +40,8 @@ const (
 	TerminalService_ListWindows_FullMethodName     = "/phantom.terminal.v1.TerminalService/ListWindows"
 	TerminalService_CreateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/CreateWindow"
 	TerminalService_UpdateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/UpdateWindow"
+	TerminalService_KeepCommand_FullMethodName     = "/phantom.terminal.v1.TerminalService/KeepCommand"
+	TerminalService_RestoreSession_FullMethodName  = "/phantom.terminal.v1.TerminalService/RestoreSession"
 	TerminalService_SendKeys_FullMethodName        = "/phantom.terminal.v1.TerminalService/SendKeys"
 )
 
@@ -137,6 +139,16 @@ type TerminalServiceClient interface {
 	CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(ctx context.Context, in *UpdateWindowRequest, opts ...grpc.CallOption) (*UpdateWindowResponse, error)
+	// Marks the command line to run again in a tab when `phantom up`
+	// restores the saved session (or removes the mark, or only says it);
+	// the line and the tab's directory are recorded now. Refused to callers
+	// inside Phantom: only the human marks what runs as them at the next up.
+	KeepCommand(ctx context.Context, in *KeepCommandRequest, opts ...grpc.CallOption) (*KeepCommandResponse, error)
+	// Restores the session saved on disk (windows, tabs, names,
+	// directories, groups, layouts, kept commands) into a workspace with no
+	// tab yet; `phantom up` calls it once terminald serves. Refused to
+	// callers inside Phantom.
+	RestoreSession(ctx context.Context, in *RestoreSessionRequest, opts ...grpc.CallOption) (*RestoreSessionResponse, error)
 	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
 	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
 	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
@@ -377,6 +389,26 @@ func (c *terminalServiceClient) UpdateWindow(ctx context.Context, in *UpdateWind
 	return out, nil
 }
 
+func (c *terminalServiceClient) KeepCommand(ctx context.Context, in *KeepCommandRequest, opts ...grpc.CallOption) (*KeepCommandResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(KeepCommandResponse)
+	err := c.cc.Invoke(ctx, TerminalService_KeepCommand_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *terminalServiceClient) RestoreSession(ctx context.Context, in *RestoreSessionRequest, opts ...grpc.CallOption) (*RestoreSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestoreSessionResponse)
+	err := c.cc.Invoke(ctx, TerminalService_RestoreSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SendKeysResponse)
@@ -481,6 +513,16 @@ type TerminalServiceServer interface {
 	CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error)
+	// Marks the command line to run again in a tab when `phantom up`
+	// restores the saved session (or removes the mark, or only says it);
+	// the line and the tab's directory are recorded now. Refused to callers
+	// inside Phantom: only the human marks what runs as them at the next up.
+	KeepCommand(context.Context, *KeepCommandRequest) (*KeepCommandResponse, error)
+	// Restores the session saved on disk (windows, tabs, names,
+	// directories, groups, layouts, kept commands) into a workspace with no
+	// tab yet; `phantom up` calls it once terminald serves. Refused to
+	// callers inside Phantom.
+	RestoreSession(context.Context, *RestoreSessionRequest) (*RestoreSessionResponse, error)
 	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
 	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
 	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
@@ -561,6 +603,12 @@ func (UnimplementedTerminalServiceServer) CreateWindow(context.Context, *CreateW
 }
 func (UnimplementedTerminalServiceServer) UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateWindow not implemented")
+}
+func (UnimplementedTerminalServiceServer) KeepCommand(context.Context, *KeepCommandRequest) (*KeepCommandResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method KeepCommand not implemented")
+}
+func (UnimplementedTerminalServiceServer) RestoreSession(context.Context, *RestoreSessionRequest) (*RestoreSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestoreSession not implemented")
 }
 func (UnimplementedTerminalServiceServer) SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendKeys not implemented")
@@ -946,6 +994,42 @@ func _TerminalService_UpdateWindow_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_KeepCommand_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(KeepCommandRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).KeepCommand(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_KeepCommand_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).KeepCommand(ctx, req.(*KeepCommandRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TerminalService_RestoreSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestoreSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).RestoreSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_RestoreSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).RestoreSession(ctx, req.(*RestoreSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_SendKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SendKeysRequest)
 	if err := dec(in); err != nil {
@@ -1046,6 +1130,14 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateWindow",
 			Handler:    _TerminalService_UpdateWindow_Handler,
+		},
+		{
+			MethodName: "KeepCommand",
+			Handler:    _TerminalService_KeepCommand_Handler,
+		},
+		{
+			MethodName: "RestoreSession",
+			Handler:    _TerminalService_RestoreSession_Handler,
 		},
 		{
 			MethodName: "SendKeys",
