@@ -159,7 +159,7 @@ func (r *Renderer) appendColor(b []byte, c screen.Color, bg bool) []byte {
 	}
 	if rr, g, bl, ok := c.RGB(); ok {
 		if !r.TrueColor {
-			return appendIndexed(b, Nearest256(rr, g, bl), bg)
+			return appendIndexed(b, screen.Nearest256(rr, g, bl), bg)
 		}
 		if bg {
 			b = append(b, ";48;2;"...)
@@ -195,46 +195,6 @@ func appendIndexed(b []byte, n uint8, bg bool) []byte {
 		b = append(b, ";38;5;"...)
 	}
 	return strconv.AppendInt(b, int64(n), 10)
-}
-
-// cubeLevels are the xterm 6x6x6 colour cube's channel values.
-var cubeLevels = [6]int{0, 95, 135, 175, 215, 255}
-
-// Nearest256 returns the xterm colour (16-255: the cube and the grey ramp,
-// never the themeable 0-15) closest to r, g, b.
-func Nearest256(r, g, b uint8) uint8 {
-	idx := func(v uint8) int {
-		best, bd := 0, 1<<30
-		for i, l := range cubeLevels {
-			if d := abs(int(v) - l); d < bd {
-				best, bd = i, d
-			}
-		}
-		return best
-	}
-	ri, gi, bi := idx(r), idx(g), idx(b)
-	cube := 16 + 36*ri + 6*gi + bi
-	cd := dist(r, g, b, cubeLevels[ri], cubeLevels[gi], cubeLevels[bi])
-	// Grey ramp: 232..255 are 8, 18, ..., 238.
-	avg := (int(r) + int(g) + int(b)) / 3
-	gi2 := min(max((avg-8+5)/10, 0), 23)
-	gv := 8 + 10*gi2
-	if gd := dist(r, g, b, gv, gv, gv); gd < cd {
-		return uint8(232 + gi2)
-	}
-	return uint8(cube)
-}
-
-func dist(r, g, b uint8, r2, g2, b2 int) int {
-	dr, dg, db := int(r)-r2, int(g)-g2, int(b)-b2
-	return dr*dr + dg*dg + db*db
-}
-
-func abs(v int) int {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Cursor places the client's cursor at x, y and shows or hides it.

@@ -50,7 +50,7 @@ func TestRendererDowngradesFor256(t *testing.T) {
 	dst := roundTrip(src, &Renderer{})
 	down := func(c screen.Color) screen.Color {
 		if r, g, b, ok := c.RGB(); ok {
-			return screen.IndexedColor(Nearest256(r, g, b))
+			return screen.IndexedColor(screen.Nearest256(r, g, b))
 		}
 		return c
 	}
@@ -72,20 +72,6 @@ func TestRendererDowngradesFor256(t *testing.T) {
 	}
 	if strings.Contains(string(b), "38;2;") || strings.Contains(string(b), "48;2;") {
 		t.Errorf("256-colour output contains truecolor: %q", b)
-	}
-}
-
-func TestNearest256(t *testing.T) {
-	for _, c := range []struct {
-		r, g, b uint8
-		want    uint8
-	}{
-		{0, 0, 0, 16}, {255, 255, 255, 231}, {255, 0, 0, 196}, {128, 128, 128, 244},
-		{0x4c, 0x8b, 0xf5, 69}, // the palette's blue and its ANSI256
-	} {
-		if got := Nearest256(c.r, c.g, c.b); got != c.want {
-			t.Errorf("Nearest256(%d,%d,%d) = %d, want %d", c.r, c.g, c.b, got, c.want)
-		}
 	}
 }
 
