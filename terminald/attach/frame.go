@@ -262,7 +262,7 @@ func (s *session) fillRow(cells []screen.Cell, tab bool, p *pane) []screen.Cell 
 func (s *session) statusLine() []screen.Cell {
 	si := StatusInfo{
 		Window: s.winName, Tabs: s.tabs, Groups: s.groups, Focused: s.tabID,
-		TrueColor: s.r.TrueColor, Right: s.message,
+		TrueColor: s.r.TrueColor, Right: s.message, Zoomed: s.zoomed && s.fp != nil,
 	}
 	_, si.Sheets = s.currentSheet()
 	si.Notice = s.noticeText()
@@ -312,4 +312,13 @@ func (s *session) tabLabel(id string) string {
 		}
 	}
 	return id
+}
+
+// windowLabel names the window for the user: its name, or its id when it
+// has none (the name is what the status line shows).
+func (s *session) windowLabel() string {
+	if name := sanitize(s.winName); name != "" {
+		return name
+	}
+	return s.winID
 }

@@ -220,7 +220,7 @@ var commandFuncs = map[string]func(*session){
 		}
 	},
 	"detach": func(s *session) {
-		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
+		s.exit = &Exit{Message: "detached from window " + s.windowLabel(), OK: true}
 	},
 	"list-keys":    func(s *session) { s.mode, s.needFull = modeHelp, true },
 	"accept-focus": (*session).acceptFocus,

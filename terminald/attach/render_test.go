@@ -138,12 +138,12 @@ func TestStatusLine(t *testing.T) {
 	if len(cells) != 100 {
 		t.Errorf("status line is %d cells, want 100", len(cells))
 	}
-	// The group's colour: ANSI256 141 for purple, RGB with truecolor.
+	// The group's colour: the nearest 256-colour index of purple, RGB with truecolor.
 	has := func(cells []screen.Cell, c screen.Color) bool {
 		return slices.ContainsFunc(cells, func(cl screen.Cell) bool { return cl.Style.Bg == c })
 	}
-	if !has(cells, screen.IndexedColor(141)) {
-		t.Errorf("status line has no cell on the group's colour 141")
+	if n := screen.Nearest256(0xa3, 0x71, 0xf7); !has(cells, screen.IndexedColor(n)) {
+		t.Errorf("status line has no cell on the group's colour %d", n)
 	}
 	si.TrueColor = true
 	if !has(StatusLine(si, 100), screen.RGBColor(0xa3, 0x71, 0xf7)) {

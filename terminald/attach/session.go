@@ -97,7 +97,7 @@ const (
 
 // Exit is how a session ended.
 type Exit struct {
-	// Message is for the user, e.g. "detached from window w1".
+	// Message is for the user, e.g. "detached from window build".
 	Message string
 	// OK is false when the session ended on an error.
 	OK bool
@@ -373,7 +373,7 @@ func (s *session) refresh() error {
 		}
 	}
 	if win == nil || len(win.TabIDs) == 0 {
-		msg := fmt.Sprintf("window %s has no tabs left", s.winID)
+		msg := fmt.Sprintf("window %s has no tabs left", s.windowLabel())
 		if s.ws.Stopping() {
 			// phantom down hung the tabs up: say what happened, not
 			// its consequence.
