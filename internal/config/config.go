@@ -53,6 +53,9 @@ type Config struct {
 	Keys map[string]string `json:"keys,omitempty"`
 	// Status configures attach's status line.
 	Status Status `json:"status"`
+	// TrueColor says when attach sends 24-bit colour: TrueColorAuto
+	// (the default), TrueColorOn or TrueColorOff (truecolor.go).
+	TrueColor string `json:"truecolor,omitempty"`
 }
 
 // LanguageServer says how one language's server starts; unset fields keep
@@ -142,6 +145,9 @@ func Parse(path string, b []byte) (Config, error) {
 	if c.Status.Right == "" {
 		c.Status.Right = DefaultStatusRight
 	}
+	if c.TrueColor == "" {
+		c.TrueColor = TrueColorAuto
+	}
 	return c, nil
 }
 
@@ -166,6 +172,9 @@ func (c Config) check() error {
 		return err
 	}
 	if err := checkKeys(c.Keys, prefix); err != nil {
+		return err
+	}
+	if err := checkTrueColor(c.TrueColor); err != nil {
 		return err
 	}
 	return c.Status.check()

@@ -26,7 +26,7 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
-		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}}
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, TrueColor: TrueColorAuto}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}
@@ -115,6 +115,9 @@ func TestLoadErrors(t *testing.T) {
 		{"binding the prefix", `{"prefix": "C-t", "keys": {"C-t": "new-tab"}}`, []string{`"C-t" is the prefix`}},
 		{"bad colour", `{"status": {"style": {"bg": "#12345"}}}`, []string{"status.style.bg", "#rrggbb"}},
 		{"bad status format", `{"status": {"left": "#{windo}"}}`, []string{"status.left", "#{windo}", `did you mean "window"?`}},
+		{"bad truecolor", `{"truecolor": "yes"}`, []string{"truecolor", `"yes"`, `"auto", "on", "off"`}},
+		{"truecolor in capitals", `{"truecolor": "On"}`, []string{"truecolor", `"On"`}},
+		{"truecolor not a string", `{"truecolor": true}`, []string{"truecolor"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,5 +224,24 @@ func TestIsAgentProgram(t *testing.T) {
 	}
 	if (*Config)(nil).IsAgentProgram("claude") {
 		t.Error("a nil config knows no agents")
+	}
+}
+
+// TestTrueColor checks the values "truecolor" takes and its default.
+func TestTrueColor(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{}`, TrueColorAuto},
+		{`{"truecolor": "auto"}`, TrueColorAuto},
+		{`{"truecolor": "on"}`, TrueColorOn},
+		{`{"truecolor": "off"}`, TrueColorOff},
+	} {
+		c, err := Load(writeConfig(t, tt.body))
+		if err != nil {
+			t.Errorf("%s: %v", tt.body, err)
+			continue
+		}
+		if c.TrueColor != tt.want {
+			t.Errorf("%s: truecolor %q, want %q", tt.body, c.TrueColor, tt.want)
+		}
 	}
 }

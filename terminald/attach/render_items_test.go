@@ -180,3 +180,27 @@ func TestHelpBoxLegend(t *testing.T) {
 		cl.send("\x1cd")
 	}
 }
+
+// TestTrueColorDecision checks when a client gets 24-bit colour.
+func TestTrueColorDecision(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		mode  string
+		color clientColor
+		want  bool
+	}{
+		{"auto, nothing said", config.TrueColorAuto, clientColor{term: "xterm-256color"}, false},
+		{"default is auto", "", clientColor{term: "xterm-256color", colorterm: "truecolor"}, true},
+		{"auto, COLORTERM=truecolor", config.TrueColorAuto, clientColor{colorterm: "truecolor"}, true},
+		{"auto, COLORTERM=24bit", config.TrueColorAuto, clientColor{colorterm: "24bit"}, true},
+		{"auto, COLORTERM=yes", config.TrueColorAuto, clientColor{colorterm: "yes"}, false},
+		{"auto, a direct-colour TERM", config.TrueColorAuto, clientColor{term: "xterm-direct"}, true},
+		{"auto, XTGETTCAP RGB (over ssh)", config.TrueColorAuto, clientColor{term: "xterm-256color", announced: true}, true},
+		{"on, nothing said", config.TrueColorOn, clientColor{term: "xterm-256color"}, true},
+		{"off, all said", config.TrueColorOff, clientColor{term: "xterm-direct", colorterm: "truecolor", announced: true}, false},
+	} {
+		if got := trueColor(c.mode, c.color); got != c.want {
+			t.Errorf("%s: trueColor = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -82,6 +82,9 @@ type Msg struct {
 	// Clipboard, when not ClipboardUnknown, says where the client's
 	// copies go from now on.
 	Clipboard Clipboard
+	// TrueColor says the client's terminal announced 24-bit colour when
+	// asked (XTGETTCAP RGB or Tc), for config.json's "truecolor": auto.
+	TrueColor bool
 }
 
 // Clipboard is whether a client passes copies (OSC 52) on to its
@@ -161,6 +164,7 @@ type session struct {
 	copy       copyState     // modeCopy
 	clip       string        // the last text copied here, pasted by prefix ]
 	clipboard  Clipboard     // where the client puts copies
+	color      clientColor   // what the client said of 24-bit colour (truecolor.go)
 	confirmID  string        // modeConfirm: the tab to close
 	chosen     int           // modeChoose: the highlighted tab
 	pending    []byte        // the start of a mouse report cut by a read
@@ -204,7 +208,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	}
 	s := &session{
 		o: o, ws: o.Workspace, send: send,
-		r:    Renderer{TrueColor: h.ColorTerm == "truecolor" || h.ColorTerm == "24bit", Mouse: true},
+		r:     Renderer{Mouse: true},
+		color: clientColor{term: h.Term, colorterm: h.ColorTerm},
 		cols: max(h.Cols, 2), rows: max(h.Rows, 2),
 		answers: make(chan answerResult, 1),
 		dirty:   make(chan struct{}, 1),
@@ -463,6 +468,10 @@ func (s *session) handle(m Msg) error {
 	}
 	if m.Clipboard != ClipboardUnknown {
 		s.clipboard = m.Clipboard
+	}
+	if m.TrueColor && !s.color.announced {
+		s.color.announced = true
+		s.applyTrueColor()
 	}
 	if len(m.Input) == 0 {
 		return nil

@@ -14,7 +14,7 @@ import (
 const noticeTime = 10 * time.Second
 
 // Settings are the parts of config.json a session applies live: the
-// prefix, the key bindings and the status line.
+// prefix, the key bindings, the status line and 24-bit colour.
 type Settings struct {
 	// Prefix is the key that starts a command.
 	Prefix byte
@@ -25,12 +25,15 @@ type Settings struct {
 	// BG, FG, ActiveBG and ActiveFG are the status line's colours;
 	// unset ones keep the default bar.
 	BG, FG, ActiveBG, ActiveFG config.Colour
+	// TrueColor is config.json's "truecolor": config.TrueColorAuto, On
+	// or Off ("" is auto).
+	TrueColor string
 }
 
 // NewSettings takes the live settings from c, which config.Load has
 // checked; what does not parse (a Config built by hand) keeps its default.
 func NewSettings(c config.Config) *Settings {
-	s := &Settings{Bindings: c.Bindings()}
+	s := &Settings{Bindings: c.Bindings(), TrueColor: c.TrueColor}
 	var err error
 	if s.Prefix, err = config.ParsePrefix(c.Prefix); err != nil {
 		s.Prefix = DefaultPrefix
@@ -126,6 +129,7 @@ func (s *session) liveChanged() <-chan struct{} {
 // line and boxes at the next frame (drawn whole), and the notice, if it is
 // for this session, on the status line.
 func (s *session) applyLive() {
+	s.applyTrueColor()
 	if s.o.Live == nil {
 		return
 	}
