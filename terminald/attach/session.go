@@ -210,7 +210,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 		o: o, ws: o.Workspace, send: send,
 		r:     Renderer{Mouse: true},
 		color: clientColor{term: h.Term, colorterm: h.ColorTerm},
-		cols: max(h.Cols, 2), rows: max(h.Rows, 2),
+		cols:  max(h.Cols, 2), rows: max(h.Rows, 2),
 		answers: make(chan answerResult, 1),
 		dirty:   make(chan struct{}, 1),
 	}
