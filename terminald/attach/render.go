@@ -2,6 +2,7 @@ package attach
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/phantom-dev/phantom/terminald/screen"
 )
@@ -14,6 +15,10 @@ type Renderer struct {
 	// TrueColor says the client takes 24-bit colour; without it RGB
 	// colours are sent as the nearest xterm 256-colour index.
 	TrueColor bool
+	// UnderlineColor says the client takes SGR 58 in its colon form
+	// (takesUnderlineColor); without it underlines take the text's
+	// colour.
+	UnderlineColor bool
 	// Mouse keeps the client reporting button presses, drags and the
 	// wheel, SGR-encoded, whatever the program asks (the session handles
 	// the mouse: mouse.go); a program's wish for every motion is kept.
@@ -131,7 +136,52 @@ func (r *Renderer) setPen(b []byte, st screen.Style) []byte {
 	}
 	b = r.appendColor(b, st.Fg, false)
 	b = r.appendColor(b, st.Bg, true)
+	b = append(b, 'm')
+	if r.UnderlineColor && !st.Underline.IsDefault() && a&underlines != 0 {
+		b = r.appendUnderlineColor(b, st.Underline)
+	}
+	return b
+}
+
+// underlines are the attributes that draw an underline.
+const underlines = screen.AttrUnderline | screen.AttrDoubleUnderline | screen.AttrCurlyUnderline
+
+// appendUnderlineColor appends the SGR sequence of underline colour c, in
+// the colon form (ITU T.416, as kitty, VTE, foot, WezTerm, iTerm2 and
+// tmux take it), a sequence of its own: a terminal that does not know it
+// then loses only that sequence, not the rest of the pen.
+func (r *Renderer) appendUnderlineColor(b []byte, c screen.Color) []byte {
+	rr, g, bl, ok := c.RGB()
+	if ok && r.TrueColor {
+		b = append(b, "\x1b[58:2::"...)
+		b = strconv.AppendInt(b, int64(rr), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(g), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(bl), 10)
+		return append(b, 'm')
+	}
+	n, _ := c.Indexed()
+	if ok {
+		n = screen.Nearest256(rr, g, bl)
+	}
+	b = append(b, "\x1b[58:5:"...)
+	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, 'm')
+}
+
+// takesUnderlineColor reports whether a client whose TERM is term takes
+// SGR 58's colon form. Terminals that do not parse colons in SGR (the
+// Linux console, old VTs) would read its numbers as other attributes.
+// Every other TERM is taken to: the xterm-compatible terminals commonly
+// met take it, and those that do not know it drop the sequence.
+func takesUnderlineColor(term string) bool {
+	switch {
+	case term == "" || term == "dumb" || term == "linux" || term == "ansi",
+		strings.HasPrefix(term, "vt"), strings.HasPrefix(term, "cons"), strings.HasPrefix(term, "linux-"):
+		return false
+	}
+	return true
 }
 
 var attrCodes = []struct {

@@ -204,3 +204,57 @@ func TestTrueColorDecision(t *testing.T) {
 		}
 	}
 }
+
+// TestRendererUnderlineColor checks that underline colours reach the
+// client as SGR 58 (colon form), rounded for a 256-colour client, and
+// not at all for a client that does not take them.
+func TestRendererUnderlineColor(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		r      Renderer
+		in     string
+		want   string // in the output
+		not    string // not in it
+		ul     screen.Color
+		styled screen.Attr
+	}{
+		{"RGB, truecolor", Renderer{TrueColor: true, UnderlineColor: true}, "\x1b[4:3;58:2::255:0:0mX",
+			"\x1b[58:2::255:0:0m", "", screen.RGBColor(255, 0, 0), screen.AttrCurlyUnderline},
+		{"RGB, 256 colours", Renderer{UnderlineColor: true}, "\x1b[4;58:2::48:48:48mX",
+			"\x1b[58:5:236m", "58:2", screen.IndexedColor(236), screen.AttrUnderline},
+		{"indexed", Renderer{UnderlineColor: true}, "\x1b[21;58;5;196mX",
+			"\x1b[58:5:196m", "", screen.IndexedColor(196), screen.AttrDoubleUnderline},
+		{"no underline, no colour sent", Renderer{UnderlineColor: true}, "\x1b[58;5;196mX",
+			"X", "58:", 0, 0},
+		{"a client without it", Renderer{TrueColor: true}, "\x1b[4;58;5;196mX",
+			"X", "58", 0, screen.AttrUnderline},
+	} {
+		src := screen.New(screen.Options{Cols: 4, Rows: 1, Scrollback: -1})
+		src.Write([]byte(c.in))
+		out := string(c.r.Row(nil, 0, 4, src.Row(0)))
+		if !strings.Contains(out, c.want) || c.not != "" && strings.Contains(out, c.not) {
+			t.Errorf("%s: output %q, want %q and not %q", c.name, out, c.want, c.not)
+		}
+		dst := screen.New(screen.Options{Cols: 4, Rows: 1, Scrollback: -1})
+		dst.Write([]byte(out))
+		if got := dst.Row(0)[0].Style; got.Underline != c.ul || got.Attrs != c.styled {
+			t.Errorf("%s: the client shows underline %#x attrs %#x, want %#x %#x", c.name, got.Underline, got.Attrs, c.ul, c.styled)
+		}
+	}
+}
+
+// TestTakesUnderlineColor checks which terminals get SGR 58.
+func TestTakesUnderlineColor(t *testing.T) {
+	for _, c := range []struct {
+		term string
+		want bool
+	}{
+		{"xterm-256color", true}, {"tmux-256color", true}, {"screen-256color", true}, {"xterm-kitty", true},
+		{"foot", true}, {"alacritty", true}, {"xterm-direct", true},
+		{"linux", false}, {"vt100", false}, {"vt220", false}, {"dumb", false}, {"", false}, {"cons25", false},
+	} {
+		if got := takesUnderlineColor(c.term); got != c.want {
+			t.Errorf("takesUnderlineColor(%q) = %v, want %v", c.term, got, c.want)
+		}
+	}
+}

@@ -208,7 +208,7 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	}
 	s := &session{
 		o: o, ws: o.Workspace, send: send,
-		r:     Renderer{Mouse: true},
+		r:     Renderer{Mouse: true, UnderlineColor: takesUnderlineColor(h.Term)},
 		color: clientColor{term: h.Term, colorterm: h.ColorTerm},
 		cols:  max(h.Cols, 2), rows: max(h.Rows, 2),
 		answers: make(chan answerResult, 1),

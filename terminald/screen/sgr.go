@@ -28,10 +28,13 @@ func (s *Screen) sgr() {
 		case v == 38 || v == 48 || v == 58:
 			c, next := ps.extColor(i)
 			if c >= 0 {
-				if v == 38 {
+				switch v {
+				case 38:
 					pen.fg = Color(c)
-				} else if v == 48 {
+				case 48:
 					pen.bg = Color(c)
+				default:
+					pen.attr = pen.attr&^attrULMask | s.ulNumber(Color(c))
 				}
 			}
 			i = next - 1
@@ -39,6 +42,8 @@ func (s *Screen) sgr() {
 			pen.fg = 0
 		case v == 49:
 			pen.bg = 0
+		case v == 59:
+			pen.attr &^= attrULMask
 		case v == 4:
 			pen.attr &^= AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
 			sub := 1
