@@ -89,8 +89,8 @@ func TestAttachRenderTrueColor(t *testing.T) {
 }
 
 // TestAttachRenderUnderlineColor checks that underline colours and the
-// curly underline reach the outer terminal: tmux keeps them, so its
-// capture shows SGR 58.
+// curly, dotted and dashed underlines reach the outer terminal: tmux
+// keeps them, so its capture shows SGR 58 and 4:n.
 func TestAttachRenderUnderlineColor(t *testing.T) {
 	in := startPhantom(t)
 	for _, c := range []struct {
@@ -100,13 +100,15 @@ func TestAttachRenderUnderlineColor(t *testing.T) {
 		{"256 colours", "COLORTERM=", "CURLY", []string{"4:3", "58;5;196m"}},
 		{"truecolor", "COLORTERM=truecolor", "CURLY", []string{"4:3", "58;2;255;0;0m"}},
 		{"indexed, 256 colours", "COLORTERM=", "PLAIN", []string{"\x1b[4m", "58;5;33m"}},
+		{"dotted", "COLORTERM=", "DOTTED", []string{"4:4"}},
+		{"dashed", "COLORTERM=", "DASHED", []string{"4:5"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := in.attachOuter(t, 80, 24, []string{c.env})
 			o.waitFor("the status line", func(string) bool { return strings.Contains(o.status(), "1:") })
-			o.literal(`clear; printf '\e[4:3;58:2::255:0:0mCURLY%s\e[0m \e[4;58;5;33mPLAIN%s\e[0m\n' X X`)
+			o.literal(`clear; printf '\e[4:3;58:2::255:0:0mCURLY%s\e[0m \e[4;58;5;33mPLAIN%s\e[0m \e[4:4mDOTTED%s\e[0m \e[4:5mDASHED%s\e[0m\n' X X X X`)
 			o.keys("Enter")
-			o.waitText("PLAINX")
+			o.waitText("DASHEDX")
 			for _, w := range c.want {
 				eventually(t, c.text+" with "+w, func() (bool, string) {
 					l := o.styledLine(c.text + "X")

@@ -134,6 +134,7 @@ func (r *Renderer) setPen(b []byte, st screen.Style) []byte {
 			b = append(b, m.code...)
 		}
 	}
+	b = append(b, underlineCode(a.Underline())...)
 	b = r.appendColor(b, st.Fg, false)
 	b = r.appendColor(b, st.Bg, true)
 	b = append(b, 'm')
@@ -144,7 +145,7 @@ func (r *Renderer) setPen(b []byte, st screen.Style) []byte {
 }
 
 // underlines are the attributes that draw an underline.
-const underlines = screen.AttrUnderline | screen.AttrDoubleUnderline | screen.AttrCurlyUnderline
+const underlines = screen.AttrUnderlines
 
 // appendUnderlineColor appends the SGR sequence of underline colour c, in
 // the colon form (ITU T.416, as kitty, VTE, foot, WezTerm, iTerm2 and
@@ -191,14 +192,29 @@ var attrCodes = []struct {
 	{screen.AttrBold, ";1"},
 	{screen.AttrDim, ";2"},
 	{screen.AttrItalic, ";3"},
-	{screen.AttrUnderline, ";4"},
-	{screen.AttrDoubleUnderline, ";21"},
-	{screen.AttrCurlyUnderline, ";4:3"},
 	{screen.AttrBlink, ";5"},
 	{screen.AttrInverse, ";7"},
 	{screen.AttrHidden, ";8"},
 	{screen.AttrStrike, ";9"},
 	{screen.AttrOverline, ";53"},
+}
+
+// underlineCode is the SGR parameter of underline style u; the styles
+// are not single bits (screen.Attr.Underline).
+func underlineCode(u screen.Attr) string {
+	switch u {
+	case screen.AttrUnderline:
+		return ";4"
+	case screen.AttrDoubleUnderline:
+		return ";21"
+	case screen.AttrCurlyUnderline:
+		return ";4:3"
+	case screen.AttrDottedUnderline:
+		return ";4:4"
+	case screen.AttrDashedUnderline:
+		return ";4:5"
+	}
+	return ""
 }
 
 // appendColor appends the SGR parameters for c as foreground or

@@ -228,6 +228,10 @@ func TestRendererUnderlineColor(t *testing.T) {
 			"X", "58:", 0, 0},
 		{"a client without it", Renderer{TrueColor: true}, "\x1b[4;58;5;196mX",
 			"X", "58", 0, screen.AttrUnderline},
+		{"dotted", Renderer{UnderlineColor: true}, "\x1b[4:4;58;5;196mX",
+			";4:4m\x1b[58:5:196m", ";21", screen.IndexedColor(196), screen.AttrDottedUnderline},
+		{"dashed, bold", Renderer{}, "\x1b[1;4:5mX",
+			"\x1b[0;1;4:5m", ";4;", 0, screen.AttrBold | screen.AttrDashedUnderline},
 	} {
 		src := screen.New(screen.Options{Cols: 4, Rows: 1, Scrollback: -1})
 		src.Write([]byte(c.in))

@@ -51,6 +51,22 @@ const (
 	AttrOverline
 )
 
+// The dotted and dashed underlines (SGR 4:4, 4:5) are pairs of the
+// underline bits that no other SGR sets together, so that they need no
+// bits of their own: read a cell's underline with [Attr.Underline], not
+// bit by bit.
+const (
+	AttrDottedUnderline = AttrUnderline | AttrDoubleUnderline
+	AttrDashedUnderline = AttrUnderline | AttrCurlyUnderline
+	// AttrUnderlines are the bits of every underline style.
+	AttrUnderlines = AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
+)
+
+// Underline returns the underline style a holds: 0 (none),
+// AttrUnderline, AttrDoubleUnderline, AttrCurlyUnderline,
+// AttrDottedUnderline or AttrDashedUnderline.
+func (a Attr) Underline() Attr { return a & AttrUnderlines }
+
 // The top bits of a cell's attr are not attributes: they number the
 // cell's underline colour in Screen.ulColors (0: the text's colour), so
 // that the colour rides with the attributes through printing, compact

@@ -57,6 +57,10 @@ func (s *Screen) sgr() {
 				pen.attr |= AttrDoubleUnderline
 			case 3:
 				pen.attr |= AttrCurlyUnderline
+			case 4:
+				pen.attr |= AttrDottedUnderline
+			case 5:
+				pen.attr |= AttrDashedUnderline
 			default:
 				pen.attr |= AttrUnderline
 			}

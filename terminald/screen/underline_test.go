@@ -79,3 +79,32 @@ func TestUnderlineColourRows(t *testing.T) {
 		t.Errorf("a colour past the table: %#x, want the nearest, %#x", got, want)
 	}
 }
+
+// TestUnderlineStyles checks each underline style of SGR 4:n and how
+// the others replace it.
+func TestUnderlineStyles(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Attr
+	}{
+		{"\x1b[4mX", AttrUnderline},
+		{"\x1b[4:1mX", AttrUnderline},
+		{"\x1b[4:2mX", AttrDoubleUnderline},
+		{"\x1b[21mX", AttrDoubleUnderline},
+		{"\x1b[4:3mX", AttrCurlyUnderline},
+		{"\x1b[4:4mX", AttrDottedUnderline},
+		{"\x1b[4:5mX", AttrDashedUnderline},
+		{"\x1b[4:4;4mX", AttrUnderline},
+		{"\x1b[4:5m\x1b[4:3mX", AttrCurlyUnderline},
+		{"\x1b[4:4m\x1b[21mX", AttrDoubleUnderline},
+		{"\x1b[4:5m\x1b[24mX", 0},
+		{"\x1b[4:4m\x1b[4:0mX", 0},
+		{"\x1b[1;4:5mX", AttrDashedUnderline},
+	} {
+		s := New(Options{Cols: 4, Rows: 1, Scrollback: -1})
+		s.Write([]byte(c.in))
+		if got := s.Row(0)[0].Style.Attrs.Underline(); got != c.want {
+			t.Errorf("%q: underline %#x, want %#x", c.in, got, c.want)
+		}
+	}
+}
