@@ -142,7 +142,8 @@ func TestAttachRenderStatusGrey(t *testing.T) {
 // TestAttachRenderStatusMarks checks the status line's marks and the key
 // list: Z after the shown tab's * while its pane is zoomed, ✓ for a
 // program that ended well and ✗3 for one that failed, the legend and
-// the words for q in prefix ?, and the window's name on detach.
+// the words for q in prefix ?, and names, not ids, in messages: the
+// ended tab's label, the window's name on detach.
 func TestAttachRenderStatusMarks(t *testing.T) {
 	in := startPhantom(t)
 	o := in.attachOuter(t, 100, 30, nil)
@@ -156,7 +157,11 @@ func TestAttachRenderStatusMarks(t *testing.T) {
 
 	o.literal("exit 3")
 	o.keys("Enter")
-	o.waitFor("✗3 on the status line", func(string) bool { return strings.Contains(o.status(), "✗3") })
+	// The tab named as the status line numbers it, not by its id alone.
+	o.waitFor("✗3 on the status line", func(string) bool {
+		st := o.status()
+		return strings.Contains(st, "✗3") && strings.Contains(st, "2:") && strings.Contains(st, ") ended: exit 3")
+	})
 	o.keys("Enter") // closes the ended tab
 	o.waitFor("the ended tab gone", func(string) bool { return !strings.Contains(o.status(), "✗3") })
 	o.prefix("c") // a tab to end well; the first stays

@@ -279,7 +279,7 @@ func (s *session) statusLine() []screen.Cell {
 		}
 	}
 	if t, ok := s.focusedTab(); ok && t.Exited && si.Right == "" && s.mode == modeNormal {
-		si.Right = fmt.Sprintf("%s ended: %s; any key closes it", t.ID, exitText(t.ExitCode))
+		si.Right = fmt.Sprintf("%s ended: %s; any key closes it", s.tabLabel(t.ID), exitText(t.ExitCode))
 	}
 	s.styleStatus(&si) // config.json's status line (settings.go)
 	var cells []screen.Cell

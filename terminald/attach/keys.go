@@ -129,7 +129,7 @@ func (s *session) focusedTab() (workspace.Terminal, bool) {
 // neighbour.
 func (s *session) closeTab(id string) {
 	s.bg.Go(func() { _ = s.ws.Close(id) })
-	s.setMessage("closing " + id)
+	s.setMessage("closing " + s.tabLabel(id))
 }
 
 // input types b into the shown tab.
@@ -403,7 +403,7 @@ func (s *session) confirmKeys(b []byte) []byte {
 		s.closeTab(s.confirmID)
 		return b[1:]
 	}
-	s.setMessage("kept " + s.confirmID)
+	s.setMessage("kept " + s.tabLabel(s.confirmID))
 	if b[0] == 0x1b {
 		return b[escLen(b):]
 	}
