@@ -3,6 +3,7 @@ package screen
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 // TestUnderlineColour checks SGR 58 and 59 in their forms, and that the
@@ -106,5 +107,17 @@ func TestUnderlineStyles(t *testing.T) {
 		if got := s.Row(0)[0].Style.Attrs.Underline(); got != c.want {
 			t.Errorf("%q: underline %#x, want %#x", c.in, got, c.want)
 		}
+	}
+}
+
+// TestCellSize guards the engine's memory and speed: underline colours
+// and styles live in spare attr bits, so a cell stays 16 bytes, and a
+// Style's Underline fits in the padding of the public Cell.
+func TestCellSize(t *testing.T) {
+	if n := unsafe.Sizeof(cell{}); n != 16 {
+		t.Errorf("cell is %d bytes, want 16", n)
+	}
+	if n := unsafe.Sizeof(Cell{}); n != 48 {
+		t.Errorf("Cell is %d bytes, want 48", n)
 	}
 }
