@@ -108,7 +108,7 @@ func (r *Renderer) Row(b []byte, y, cols int, cells []screen.Cell) []byte {
 // colour does not show).
 func isDefaultBlank(c screen.Cell) bool {
 	return (c.Rune == ' ' || c.Rune == 0) && c.Width == 1 && c.Comb == "" && c.Style.Bg == 0 &&
-		c.Style.Attrs&(screen.AttrInverse|screen.AttrUnderline|screen.AttrDoubleUnderline|screen.AttrCurlyUnderline|screen.AttrStrike|screen.AttrOverline) == 0
+		c.Style.Attrs&(screen.AttrInverse|screen.AttrUnderlines|screen.AttrStrike|screen.AttrOverline) == 0
 }
 
 func appendRune(b []byte, r rune) []byte {

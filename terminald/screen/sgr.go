@@ -45,7 +45,7 @@ func (s *Screen) sgr() {
 		case v == 59:
 			pen.attr &^= attrULMask
 		case v == 4:
-			pen.attr &^= AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
+			pen.attr &^= AttrUnderlines
 			sub := 1
 			if i+1 < ps.np && ps.sub&(1<<(i+1)) != 0 {
 				sub = int(ps.params[i+1])
@@ -158,8 +158,9 @@ func clampByte(v int32) uint8 {
 	return uint8(min(max(v, 0), 255))
 }
 
-// sgrUnderlines are the attributes a plain SGR 4 replaces.
-const sgrUnderlines = AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
+// sgrUnderlines are the attributes a plain SGR 4 replaces: every
+// underline style.
+const sgrUnderlines = AttrUnderlines
 
 // sgrOp is the effect of a whole SGR sequence on the pen. Every SGR code
 // either leaves a colour alone or replaces it, and maps the attributes as
