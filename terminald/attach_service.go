@@ -45,6 +45,8 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 				m.Cols, m.Rows = int(r.GetResize().GetCols()), int(r.GetResize().GetRows())
 			case r.GetClipboard() != nil:
 				m.Clipboard = attachClipboard(r.GetClipboard())
+			case r.GetTerminal() != nil:
+				m.TrueColor = r.GetTerminal().GetTruecolor()
 			default:
 				m.Input = r.GetInput()
 			}

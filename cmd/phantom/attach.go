@@ -289,11 +289,16 @@ func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv
 		if probe.State() != terminalv1.AttachClipboard_STATE_UNSPECIFIED && stream.Send(clipboard()) != nil {
 			return
 		}
+		// 24-bit colour, once the terminal announces it (attach_probe.go).
+		rgb := probe.TrueColor()
 		for {
 			var req *terminalv1.AttachRequest
 			select {
 			case <-probe.Changed():
 				req = clipboard()
+			case <-rgb:
+				rgb = nil // said once per stream
+				req = &terminalv1.AttachRequest{Msg: &terminalv1.AttachRequest_Terminal{Terminal: &terminalv1.AttachTerminal{Truecolor: true}}}
 			case b, ok := <-keys:
 				if !ok {
 					stream.CloseSend()

@@ -20,9 +20,15 @@ import (
 // the replies come in with the keys, which the key reader takes them out
 // of, so they never reach the tab. PHANTOM_CLIPBOARD=on or off skips the
 // probe.
+//
+// The same probe asks for "RGB" and "Tc", tmux's names for 24-bit colour
+// (foot, WezTerm, kitty and others answer): a terminal reached over ssh,
+// which does not pass COLORTERM on, can say it that way. One name per
+// query, since a terminal may stop at the first name it lacks.
 
-// probeQuery is what attach asks the terminal: XTGETTCAP "Ms", then DA1.
-const probeQuery = "\x1bP+q4d73\x1b\\" + "\x1b[c"
+// probeQuery is what attach asks the terminal: XTGETTCAP "Ms", "RGB" and
+// "Tc", then DA1.
+const probeQuery = "\x1bP+q4d73\x1b\\" + "\x1bP+q524742\x1b\\" + "\x1bP+q5463\x1b\\" + "\x1b[c"
 
 // probeTimeout is how long attach waits for the terminal's answer. A
 // terminal that does not answer DA1 at all is rare (and then is taken
@@ -36,6 +42,8 @@ type clipboardProbe struct {
 	state    terminalv1.AttachClipboard_State
 	timedOut bool          // state is the timeout's guess: a late reply still counts
 	ms       bool          // the terminal announced "Ms"
+	rgb      chan struct{} // closed when the terminal announces "RGB" or "Tc"
+	rgbSeen  bool
 	pending  []byte        // the start of a reply cut by a read
 	changed  chan struct{} // signalled when state changes
 }
@@ -43,7 +51,7 @@ type clipboardProbe struct {
 // newClipboardProbe starts knowing the answer when PHANTOM_CLIPBOARD says
 // it, else asks the terminal (writing probeQuery to out).
 func newClipboardProbe(out *os.File) *clipboardProbe {
-	p := &clipboardProbe{changed: make(chan struct{}, 1)}
+	p := &clipboardProbe{changed: make(chan struct{}, 1), rgb: make(chan struct{})}
 	switch v := strings.ToLower(os.Getenv("PHANTOM_CLIPBOARD")); {
 	case envOff("PHANTOM_CLIPBOARD"):
 		p.set(terminalv1.AttachClipboard_STATE_OFF, false)
@@ -84,6 +92,10 @@ func (p *clipboardProbe) State() terminalv1.AttachClipboard_State {
 
 // Changed is signalled when State changes.
 func (p *clipboardProbe) Changed() <-chan struct{} { return p.changed }
+
+// TrueColor is closed when the terminal announces 24-bit colour; a late
+// answer counts too.
+func (p *clipboardProbe) TrueColor() <-chan struct{} { return p.rgb }
 
 // writes reports whether copies go to the terminal's clipboard.
 func (p *clipboardProbe) writes() bool { return p.State() == terminalv1.AttachClipboard_STATE_WRITTEN }
@@ -132,6 +144,10 @@ func (p *clipboardProbe) reply(r termReply) {
 	switch r.kind {
 	case replyCap:
 		p.ms = p.ms || r.ms
+		if r.rgb && !p.rgbSeen && p.rgb != nil {
+			p.rgbSeen = true
+			close(p.rgb)
+		}
 	case replyDA1:
 		st := terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED
 		if p.ms || r.clipboard {
@@ -146,6 +162,7 @@ type termReply struct {
 	kind      int  // replyDA1 or replyCap
 	clipboard bool // DA1: attribute 52 is among the attributes
 	ms        bool // XTGETTCAP: the terminal has the "Ms" capability
+	rgb       bool // XTGETTCAP: the terminal has "RGB" or "Tc" (24-bit colour)
 }
 
 const (
@@ -157,9 +174,9 @@ const (
 const maxReply = 512
 
 // parseTermReply parses the reply b starts with: a DA1 report
-// (ESC [ ? Ps ; … c) or an XTGETTCAP answer for "Ms" (ESC P 1 + r
-// 4d73 = … ST, or ESC P 0 + r … ST when the terminal lacks it; ST is
-// ESC \ or BEL). It returns the reply and its length; 0 when b does not
+// (ESC [ ? Ps ; … c) or an XTGETTCAP answer (ESC P 1 + r 4d73 = … ST for
+// "Ms", 524742 for "RGB", 5463 for "Tc", with or without "= value"; ESC P
+// 0 + r … ST when the terminal lacks it; ST is ESC \ or BEL). It returns the reply and its length; 0 when b does not
 // start with one, -1 when b is the start of one cut short.
 func parseTermReply(b []byte) (termReply, int) {
 	switch {
@@ -203,6 +220,7 @@ func parseTermReply(b []byte) (termReply, int) {
 			if rest, ok := strings.CutPrefix(body, "1+r"); ok {
 				name, _, _ := strings.Cut(rest, "=")
 				r.ms = strings.EqualFold(name, "4d73")
+				r.rgb = strings.EqualFold(name, "524742") || strings.EqualFold(name, "5463")
 			}
 			return r, end
 		}

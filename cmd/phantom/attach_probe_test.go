@@ -22,6 +22,10 @@ func TestParseTermReply(t *testing.T) {
 		{"Ms announced, BEL", "\x1bP1+r4D73=\a", termReply{kind: replyCap, ms: true}, 11},
 		{"Ms refused", "\x1bP0+r4d73\x1b\\", termReply{kind: replyCap}, 11},
 		{"another capability", "\x1bP1+r636f=3235\x1b\\", termReply{kind: replyCap}, 16},
+		{"RGB announced with a value", "\x1bP1+r524742=382f382f38\x1b\\", termReply{kind: replyCap, rgb: true}, 24},
+		{"RGB announced, a flag", "\x1bP1+r524742\x1b\\", termReply{kind: replyCap, rgb: true}, 13},
+		{"Tc announced", "\x1bP1+r5463\x1b\\", termReply{kind: replyCap, rgb: true}, 11},
+		{"RGB refused", "\x1bP0+r524742\x1b\\", termReply{kind: replyCap}, 13},
 		{"DA1 cut short", "\x1b[?64;1", termReply{}, -1},
 		{"XTGETTCAP cut short", "\x1bP1+r4d", termReply{}, -1},
 		{"XTGETTCAP cut inside ST", "\x1bP1+r4d73=1\x1b", termReply{}, -1},
@@ -75,7 +79,7 @@ func TestClipboardProbeLateReply(t *testing.T) {
 }
 
 func FuzzParseTermReply(f *testing.F) {
-	for _, s := range []string{"\x1b[?64;52c", "\x1bP1+r4d73=5c45\x1b\\", "\x1bP0+r4d73\a", "\x1b[A", "\x1b", "\x1b[?", "\x1bP1+r" + strings.Repeat("a", 600)} {
+	for _, s := range []string{"\x1b[?64;52c", "\x1bP1+r4d73=5c45\x1b\\", "\x1bP0+r4d73\a", "\x1b[A", "\x1b", "\x1b[?", "\x1bP1+r" + strings.Repeat("a", 600), "\x1bP1+r524742=382f382f38\x1b\\", "\x1bP1+r5463\x1b\\"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -92,10 +96,11 @@ func FuzzParseTermReply(f *testing.F) {
 		}
 		// Whatever the reader is given, keys come out in order and no
 		// byte is invented.
-		p := &clipboardProbe{}
+		p := &clipboardProbe{rgb: make(chan struct{})}
 		out := p.keys(append([]byte(nil), b...))
+		out = append(out, p.keys(append([]byte(nil), b...))...) // twice: RGB announced once
 		out = append(out, p.pending...)
-		if len(out) > len(b) {
+		if len(out) > 2*len(b) {
 			t.Fatalf("keys(%q) = %q: longer than the input", b, out)
 		}
 	})
@@ -127,6 +132,43 @@ func TestClipboardProbeKeys(t *testing.T) {
 			}
 			if !bytes.Equal(keys, []byte(tt.keys)) || p.State() != tt.state {
 				t.Errorf("keys %q, state %v; want %q, %v", keys, p.State(), tt.keys, tt.state)
+			}
+		})
+	}
+}
+
+// TestProbeTrueColor: an answer for RGB or Tc, even late and cut by
+// reads, announces 24-bit colour once; a refusal does not.
+func TestProbeTrueColor(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		replies []string // what successive reads bring
+		want    bool
+	}{
+		{"RGB then DA1", []string{"\x1bP1+r524742=382f382f38\x1b\\\x1b[?62;22c"}, true},
+		{"Tc, cut", []string{"\x1bP1+r54", "63\x1b\\\x1b[?62c"}, true},
+		{"refused both", []string{"\x1bP0+r524742\x1b\\\x1bP0+r5463\x1b\\\x1b[?62c"}, false},
+		{"only Ms", []string{"\x1bP1+r4d73=5c45\x1b\\\x1b[?62c"}, false},
+		{"late, after DA1", []string{"\x1b[?62c", "\x1bP1+r524742\x1b\\"}, true},
+		{"twice", []string{"\x1bP1+r524742\x1b\\\x1bP1+r5463\x1b\\\x1b[?62c"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &clipboardProbe{changed: make(chan struct{}, 1), rgb: make(chan struct{})}
+			var keys []byte
+			for _, r := range tt.replies {
+				keys = append(keys, p.keys([]byte(r))...)
+			}
+			if len(keys) != 0 {
+				t.Errorf("replies reached the tab as keys: %q", keys)
+			}
+			got := false
+			select {
+			case <-p.TrueColor():
+				got = true
+			default:
+			}
+			if got != tt.want {
+				t.Errorf("24-bit colour announced: %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -61,6 +61,9 @@ type Config struct {
 	// directories, groups, layouts) as it changes and brings it back at
 	// `phantom up` after a down or a reboot. Default true.
 	Restore *bool `json:"restore,omitempty"`
+	// TrueColor says when attach sends 24-bit colour: TrueColorAuto
+	// (the default), TrueColorOn or TrueColorOff (truecolor.go).
+	TrueColor string `json:"truecolor,omitempty"`
 }
 
 // DefaultRepeatTime is tmux's repeat-time, in milliseconds.
@@ -177,6 +180,9 @@ func Parse(path string, b []byte) (Config, error) {
 		on := true
 		c.Restore = &on
 	}
+	if c.TrueColor == "" {
+		c.TrueColor = TrueColorAuto
+	}
 	return c, nil
 }
 
@@ -205,6 +211,9 @@ func (c Config) check() error {
 		return err
 	}
 	if err := checkKeys(c.Keys, prefix); err != nil {
+		return err
+	}
+	if err := checkTrueColor(c.TrueColor); err != nil {
 		return err
 	}
 	return c.Status.check()

@@ -27,7 +27,7 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 	repeat := DefaultRepeatTime
 	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
-		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, RepeatTime: &repeat, Restore: new(true)}
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, RepeatTime: &repeat, Restore: new(true), TrueColor: TrueColorAuto}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}
@@ -118,6 +118,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad status format", `{"status": {"left": "#{windo}"}}`, []string{"status.left", "#{windo}", `did you mean "window"?`}},
 		{"restore not a boolean", `{"restore": "no"}`, []string{"restore", "must be true or false, not a string"}},
 		{"restore misspelt", `{"restor": false}`, []string{`"restor"`, `did you mean "restore"?`}},
+		{"bad truecolor", `{"truecolor": "yes"}`, []string{"truecolor", `"yes"`, `"auto", "on", "off"`}},
+		{"truecolor in capitals", `{"truecolor": "On"}`, []string{"truecolor", `"On"`}},
+		{"truecolor not a string", `{"truecolor": true}`, []string{"truecolor"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,6 +247,25 @@ func TestRestoreSetting(t *testing.T) {
 		}
 		if c.RestoreEnabled() != tt.want {
 			t.Errorf("%s: RestoreEnabled = %v, want %v", tt.body, c.RestoreEnabled(), tt.want)
+		}
+	}
+}
+
+// TestTrueColor checks the values "truecolor" takes and its default.
+func TestTrueColor(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{}`, TrueColorAuto},
+		{`{"truecolor": "auto"}`, TrueColorAuto},
+		{`{"truecolor": "on"}`, TrueColorOn},
+		{`{"truecolor": "off"}`, TrueColorOff},
+	} {
+		c, err := Load(writeConfig(t, tt.body))
+		if err != nil {
+			t.Errorf("%s: %v", tt.body, err)
+			continue
+		}
+		if c.TrueColor != tt.want {
+			t.Errorf("%s: truecolor %q, want %q", tt.body, c.TrueColor, tt.want)
 		}
 	}
 }

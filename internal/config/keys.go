@@ -56,9 +56,9 @@ var commands = []Command{
 	{"break-pane", []string{"!"}, "take the pane out of the split"},
 	{"close-tab", []string{"x"}, "close the tab (asks y/n)"},
 	{"rename-tab", []string{","}, "rename the tab"},
-	{"copy-mode", []string{"["}, "copy mode: scrollback, search, select; leave"},
+	{"copy-mode", []string{"["}, "copy mode: scrollback, search, select"},
 	{"paste", []string{"]"}, "paste the newest copy / choose one of the last 20"},
-	{"leave-copy-mode", []string{"q"}, "copy mode: scrollback, search, select; leave"},
+	{"leave-copy-mode", []string{"q"}, "leave copy mode (in it, q alone does too)"},
 	{"sheet", []string{"s"}, "the waiting permission sheet"},
 	{"grants", []string{"g"}, "grants: list, revoke; the last decisions"},
 	{"accept-focus", []string{"f"}, "show the tab an agent's notice asks for"},
@@ -68,7 +68,7 @@ var commands = []Command{
 	// mode a page up, the paste buffers.
 	{"command-prompt", []string{":"}, "command prompt: any command by name, Tab completes"},
 	{"last-tab", []string{"l"}, "the tab shown before (again: back)"},
-	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scrollback, search, select; leave"},
+	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scrollback, search, select"},
 	{"choose-buffer", []string{"="}, "paste the newest copy / choose one of the last 20"},
 	{"send-keys", nil, "send-keys KEY...: type keys into the tab (prompt, bindings)"},
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/phantom-dev/phantom/terminald/screen"
 )
 
 // Status configures attach's status line, tmux-like but small: text
@@ -168,7 +170,8 @@ func ParseColour(s string) (Colour, error) {
 func (c Colour) IsSet() bool { return c.kind != colourUnset }
 
 // SGR returns the SGR parameters that select c as the background (bg) or
-// foreground: 24-bit with trueColor, else the nearest of 256 colours.
+// foreground: 24-bit with trueColor, else the nearest of 256 colours
+// (screen.Nearest256: the cube or the grey ramp).
 // An unset colour gives "".
 func (c Colour) SGR(bg, trueColor bool) string {
 	base := 38
@@ -189,20 +192,9 @@ func (c Colour) SGR(bg, trueColor bool) string {
 		if trueColor {
 			return fmt.Sprintf("%d;2;%d;%d;%d", base, c.r, c.g, c.b)
 		}
-		return fmt.Sprintf("%d;5;%d", base, cube(c.r, c.g, c.b))
+		return fmt.Sprintf("%d;5;%d", base, screen.Nearest256(c.r, c.g, c.b))
 	}
 	return ""
-}
-
-// cube is the nearest colour of the 6×6×6 cube of the 256-colour palette.
-func cube(r, g, b uint8) int {
-	level := func(v uint8) int {
-		if v < 48 {
-			return 0
-		}
-		return min((int(v)-35)/40, 5)
-	}
-	return 16 + 36*level(r) + 6*level(g) + level(b)
 }
 
 // check validates the status line settings.

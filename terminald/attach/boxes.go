@@ -86,8 +86,34 @@ func (s *session) helpBox() *sheetBox {
 		pad := max(keyW-len([]rune(key)), 1)
 		body = wrap(body, []span{{key, styleBold}, {fmt.Sprintf("%*s", pad, ""), stylePlain}, {k[1], stylePlain}}, inner, 1<<20)
 	}
+	for i, l := range legendLines(inner - keyW) {
+		key := ""
+		if i == 0 {
+			key = "status line"
+		}
+		body = wrap(body, []span{{key, styleBold}, {strings.Repeat(" ", keyW-len(key)), stylePlain}, {l, stylePlain}}, inner, 1<<20)
+	}
 	body = wrap(body, []span{{"any key closes this list", styleDim}}, inner, 1<<20)
 	return s.placeBox(body, fmt.Sprintf(" keys (prefix %s) ", prefixName(s.o.Prefix)))
+}
+
+// legendLines lays the legend of the status line's marks (markLegend)
+// out in lines at most width cells wide, breaking between entries only.
+func legendLines(width int) []string {
+	var lines []string
+	line := ""
+	for _, m := range markLegend {
+		e := m.mark + " " + m.means
+		switch {
+		case line == "":
+			line = e
+		case textWidth(line+"  "+e) <= width:
+			line += "  " + e
+		default:
+			lines, line = append(lines, line), e
+		}
+	}
+	return append(lines, line)
 }
 
 // prefixName writes the prefix key as config.json does.

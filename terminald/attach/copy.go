@@ -35,6 +35,9 @@ type copyState struct {
 	byMouse bool
 	search  string // the last search
 	back    bool   // the last search went towards the start
+	// notFound is the message a failed search put on the status line: a
+	// later search that finds its text takes it away.
+	notFound string
 }
 
 // dragState is a mouse button held down in the tab area.
@@ -75,7 +78,7 @@ func (s *session) enterCopy(byMouse bool) {
 	}
 	top := s.liveTop()
 	s.copy = copyState{top: top, cx: s.curSnap().Cursor.X, cy: top + s.curSnap().Cursor.Y, byMouse: byMouse,
-		search: s.copy.search, back: s.copy.back}
+		search: s.copy.search, back: s.copy.back, notFound: s.copy.notFound}
 	s.copy.cy = min(s.copy.cy, max(s.historyTotal()-1, 0))
 	s.mode, s.needFull = modeCopy, true
 }
@@ -455,9 +458,14 @@ func (s *session) searchNext(reverse bool) {
 		return lines, wrapped
 	}, total, c.search, c.cx, c.cy, back)
 	if !ok {
-		s.setMessage("not found: " + sanitize(c.search))
+		c.notFound = "not found: " + sanitize(c.search)
+		s.setMessage(c.notFound)
 		return
 	}
+	if c.notFound != "" && s.message == c.notFound {
+		s.message, s.statusStale = "", true
+	}
+	c.notFound = ""
 	s.moveTo(x, y)
 	area := s.paneRect().h
 	if y < c.top || y >= c.top+area {

@@ -262,7 +262,7 @@ func (s *session) fillRow(cells []screen.Cell, tab bool, p *pane) []screen.Cell 
 func (s *session) statusLine() []screen.Cell {
 	si := StatusInfo{
 		Window: s.winName, Tabs: s.tabs, Groups: s.groups, Focused: s.tabID,
-		TrueColor: s.r.TrueColor, Right: s.message,
+		TrueColor: s.r.TrueColor, Right: s.message, Zoomed: s.zoomed && s.fp != nil,
 	}
 	_, si.Sheets = s.currentSheet()
 	si.Notice = s.noticeText()
@@ -279,7 +279,7 @@ func (s *session) statusLine() []screen.Cell {
 		}
 	}
 	if t, ok := s.focusedTab(); ok && t.Exited && si.Right == "" && s.mode == modeNormal {
-		si.Right = fmt.Sprintf("%s ended: %s; any key closes it", t.ID, exitText(t.ExitCode))
+		si.Right = fmt.Sprintf("%s ended: %s; any key closes it", s.tabLabel(t.ID), exitText(t.ExitCode))
 	}
 	s.styleStatus(&si) // config.json's status line (settings.go)
 	var cells []screen.Cell
@@ -312,4 +312,13 @@ func (s *session) tabLabel(id string) string {
 		}
 	}
 	return id
+}
+
+// windowLabel names the window for the user: its name, or its id when it
+// has none (the name is what the status line shows).
+func (s *session) windowLabel() string {
+	if name := sanitize(s.winName); name != "" {
+		return name
+	}
+	return s.winID
 }

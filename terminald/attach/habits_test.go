@@ -376,7 +376,8 @@ func TestKeyListHabits(t *testing.T) {
 		rows[r[0]] = r[1]
 	}
 	tests := []struct{ keys, help string }{
-		{"prefix [ q PPage", "copy mode: scrollback, search, select; leave"},
+		{"prefix [ PPage", "copy mode: scrollback, search, select"},
+		{"prefix q", "leave copy mode (in it, q alone does too)"},
 		{"prefix ] =", "paste the newest copy / choose one of the last 20"},
 		{"prefix :", "command prompt: any command by name, Tab completes"},
 		{"prefix l", "the tab shown before (again: back)"},

@@ -145,7 +145,7 @@ func (s *session) focusedTab() (workspace.Terminal, bool) {
 // neighbour.
 func (s *session) closeTab(id string) {
 	s.bg.Go(func() { _ = s.ws.Close(id) })
-	s.setMessage("closing " + id)
+	s.setMessage("closing " + s.tabLabel(id))
 }
 
 // input types b into the shown tab.
@@ -236,7 +236,7 @@ var commandFuncs = map[string]func(*session){
 		}
 	},
 	"detach": func(s *session) {
-		s.exit = &Exit{Message: fmt.Sprintf("detached from window %s", s.winID), OK: true}
+		s.exit = &Exit{Message: "detached from window " + s.windowLabel(), OK: true}
 	},
 	"list-keys":    func(s *session) { s.mode, s.needFull = modeHelp, true },
 	"grants":       (*session).openGrants,
@@ -435,7 +435,7 @@ func (s *session) confirmKeys(b []byte) []byte {
 		s.closeTab(s.confirmID)
 		return b[1:]
 	}
-	s.setMessage("kept " + s.confirmID)
+	s.setMessage("kept " + s.tabLabel(s.confirmID))
 	if b[0] == 0x1b {
 		return b[escLen(b):]
 	}

@@ -2,6 +2,7 @@ package attach
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/phantom-dev/phantom/terminald/screen"
 )
@@ -14,6 +15,10 @@ type Renderer struct {
 	// TrueColor says the client takes 24-bit colour; without it RGB
 	// colours are sent as the nearest xterm 256-colour index.
 	TrueColor bool
+	// UnderlineColor says the client takes SGR 58 in its colon form
+	// (takesUnderlineColor); without it underlines take the text's
+	// colour.
+	UnderlineColor bool
 	// Mouse keeps the client reporting button presses, drags and the
 	// wheel, SGR-encoded, whatever the program asks (the session handles
 	// the mouse: mouse.go); a program's wish for every motion is kept.
@@ -103,7 +108,7 @@ func (r *Renderer) Row(b []byte, y, cols int, cells []screen.Cell) []byte {
 // colour does not show).
 func isDefaultBlank(c screen.Cell) bool {
 	return (c.Rune == ' ' || c.Rune == 0) && c.Width == 1 && c.Comb == "" && c.Style.Bg == 0 &&
-		c.Style.Attrs&(screen.AttrInverse|screen.AttrUnderline|screen.AttrDoubleUnderline|screen.AttrCurlyUnderline|screen.AttrStrike|screen.AttrOverline) == 0
+		c.Style.Attrs&(screen.AttrInverse|screen.AttrUnderlines|screen.AttrStrike|screen.AttrOverline) == 0
 }
 
 func appendRune(b []byte, r rune) []byte {
@@ -129,9 +134,55 @@ func (r *Renderer) setPen(b []byte, st screen.Style) []byte {
 			b = append(b, m.code...)
 		}
 	}
+	b = append(b, underlineCode(a.Underline())...)
 	b = r.appendColor(b, st.Fg, false)
 	b = r.appendColor(b, st.Bg, true)
+	b = append(b, 'm')
+	if r.UnderlineColor && !st.Underline.IsDefault() && a&underlines != 0 {
+		b = r.appendUnderlineColor(b, st.Underline)
+	}
+	return b
+}
+
+// underlines are the attributes that draw an underline.
+const underlines = screen.AttrUnderlines
+
+// appendUnderlineColor appends the SGR sequence of underline colour c, in
+// the colon form (ITU T.416, as kitty, VTE, foot, WezTerm, iTerm2 and
+// tmux take it), a sequence of its own: a terminal that does not know it
+// then loses only that sequence, not the rest of the pen.
+func (r *Renderer) appendUnderlineColor(b []byte, c screen.Color) []byte {
+	rr, g, bl, ok := c.RGB()
+	if ok && r.TrueColor {
+		b = append(b, "\x1b[58:2::"...)
+		b = strconv.AppendInt(b, int64(rr), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(g), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(bl), 10)
+		return append(b, 'm')
+	}
+	n, _ := c.Indexed()
+	if ok {
+		n = screen.Nearest256(rr, g, bl)
+	}
+	b = append(b, "\x1b[58:5:"...)
+	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, 'm')
+}
+
+// takesUnderlineColor reports whether a client whose TERM is term takes
+// SGR 58's colon form. Terminals that do not parse colons in SGR (the
+// Linux console, old VTs) would read its numbers as other attributes.
+// Every other TERM is taken to: the xterm-compatible terminals commonly
+// met take it, and those that do not know it drop the sequence.
+func takesUnderlineColor(term string) bool {
+	switch {
+	case term == "" || term == "dumb" || term == "linux" || term == "ansi",
+		strings.HasPrefix(term, "vt"), strings.HasPrefix(term, "cons"), strings.HasPrefix(term, "linux-"):
+		return false
+	}
+	return true
 }
 
 var attrCodes = []struct {
@@ -141,14 +192,29 @@ var attrCodes = []struct {
 	{screen.AttrBold, ";1"},
 	{screen.AttrDim, ";2"},
 	{screen.AttrItalic, ";3"},
-	{screen.AttrUnderline, ";4"},
-	{screen.AttrDoubleUnderline, ";21"},
-	{screen.AttrCurlyUnderline, ";4:3"},
 	{screen.AttrBlink, ";5"},
 	{screen.AttrInverse, ";7"},
 	{screen.AttrHidden, ";8"},
 	{screen.AttrStrike, ";9"},
 	{screen.AttrOverline, ";53"},
+}
+
+// underlineCode is the SGR parameter of underline style u; the styles
+// are not single bits (screen.Attr.Underline).
+func underlineCode(u screen.Attr) string {
+	switch u {
+	case screen.AttrUnderline:
+		return ";4"
+	case screen.AttrDoubleUnderline:
+		return ";21"
+	case screen.AttrCurlyUnderline:
+		return ";4:3"
+	case screen.AttrDottedUnderline:
+		return ";4:4"
+	case screen.AttrDashedUnderline:
+		return ";4:5"
+	}
+	return ""
 }
 
 // appendColor appends the SGR parameters for c as foreground or
@@ -159,7 +225,7 @@ func (r *Renderer) appendColor(b []byte, c screen.Color, bg bool) []byte {
 	}
 	if rr, g, bl, ok := c.RGB(); ok {
 		if !r.TrueColor {
-			return appendIndexed(b, Nearest256(rr, g, bl), bg)
+			return appendIndexed(b, screen.Nearest256(rr, g, bl), bg)
 		}
 		if bg {
 			b = append(b, ";48;2;"...)
@@ -195,46 +261,6 @@ func appendIndexed(b []byte, n uint8, bg bool) []byte {
 		b = append(b, ";38;5;"...)
 	}
 	return strconv.AppendInt(b, int64(n), 10)
-}
-
-// cubeLevels are the xterm 6x6x6 colour cube's channel values.
-var cubeLevels = [6]int{0, 95, 135, 175, 215, 255}
-
-// Nearest256 returns the xterm colour (16-255: the cube and the grey ramp,
-// never the themeable 0-15) closest to r, g, b.
-func Nearest256(r, g, b uint8) uint8 {
-	idx := func(v uint8) int {
-		best, bd := 0, 1<<30
-		for i, l := range cubeLevels {
-			if d := abs(int(v) - l); d < bd {
-				best, bd = i, d
-			}
-		}
-		return best
-	}
-	ri, gi, bi := idx(r), idx(g), idx(b)
-	cube := 16 + 36*ri + 6*gi + bi
-	cd := dist(r, g, b, cubeLevels[ri], cubeLevels[gi], cubeLevels[bi])
-	// Grey ramp: 232..255 are 8, 18, ..., 238.
-	avg := (int(r) + int(g) + int(b)) / 3
-	gi2 := min(max((avg-8+5)/10, 0), 23)
-	gv := 8 + 10*gi2
-	if gd := dist(r, g, b, gv, gv, gv); gd < cd {
-		return uint8(232 + gi2)
-	}
-	return uint8(cube)
-}
-
-func dist(r, g, b uint8, r2, g2, b2 int) int {
-	dr, dg, db := int(r)-r2, int(g)-g2, int(b)-b2
-	return dr*dr + dg*dg + db*db
-}
-
-func abs(v int) int {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Cursor places the client's cursor at x, y and shows or hides it.

@@ -17,7 +17,7 @@ func source(t *testing.T) *screen.Screen {
 	s.Write([]byte("\x1b[31mred\x1b[92mgreen\x1b[44mbluebg\x1b[0m \x1b[38;5;208morange\x1b[48;5;240mgrey\x1b[0m\r\n"))
 	s.Write([]byte("\x1b[38;2;10;200;30mrgb\x1b[48;2;250;250;250mwhite\x1b[0m \x1b[2;5;8mdbh\x1b[0m \x1b[21mdu\x1b[4:3mcu\x1b[0m\r\n"))
 	s.Write([]byte("wide: 漢字 and 🙂 e\u0301 end\r\n"))
-	s.Write([]byte("\x1b[41m   \x1b[0m trailing bg\x1b[42m\x1b[K\x1b[0m\r\n"))
+	s.Write([]byte("\x1b[41m   \x1b[0m trailing bg\x1b[42m\x1b[K\x1b[0m \x1b[4:4;58:5:9mdot\x1b[4:5;58:2::1:2:3mdash\x1b[0m\r\n"))
 	s.Write([]byte("\x1b[6;38H漢字")) // a wide character in the last columns
 	return s
 }
@@ -36,7 +36,7 @@ func roundTrip(src *screen.Screen, r *Renderer) *screen.Screen {
 
 func TestRendererRoundTripTrueColor(t *testing.T) {
 	src := source(t)
-	dst := roundTrip(src, &Renderer{TrueColor: true})
+	dst := roundTrip(src, &Renderer{TrueColor: true, UnderlineColor: true})
 	_, rows := src.Size()
 	for y := range rows {
 		if want, got := src.Row(y), dst.Row(y); !slices.Equal(want, got) {
@@ -50,7 +50,7 @@ func TestRendererDowngradesFor256(t *testing.T) {
 	dst := roundTrip(src, &Renderer{})
 	down := func(c screen.Color) screen.Color {
 		if r, g, b, ok := c.RGB(); ok {
-			return screen.IndexedColor(Nearest256(r, g, b))
+			return screen.IndexedColor(screen.Nearest256(r, g, b))
 		}
 		return c
 	}
@@ -59,6 +59,7 @@ func TestRendererDowngradesFor256(t *testing.T) {
 		want := src.Row(y)
 		for i := range want {
 			want[i].Style.Fg, want[i].Style.Bg = down(want[i].Style.Fg), down(want[i].Style.Bg)
+			want[i].Style.Underline = 0 // the zero Renderer sends no underline colour
 		}
 		if got := dst.Row(y); !slices.Equal(want, got) {
 			t.Errorf("row %d:\nwant %v\n got %v", y, want, got)
@@ -72,20 +73,6 @@ func TestRendererDowngradesFor256(t *testing.T) {
 	}
 	if strings.Contains(string(b), "38;2;") || strings.Contains(string(b), "48;2;") {
 		t.Errorf("256-colour output contains truecolor: %q", b)
-	}
-}
-
-func TestNearest256(t *testing.T) {
-	for _, c := range []struct {
-		r, g, b uint8
-		want    uint8
-	}{
-		{0, 0, 0, 16}, {255, 255, 255, 231}, {255, 0, 0, 196}, {128, 128, 128, 244},
-		{0x4c, 0x8b, 0xf5, 69}, // the palette's blue and its ANSI256
-	} {
-		if got := Nearest256(c.r, c.g, c.b); got != c.want {
-			t.Errorf("Nearest256(%d,%d,%d) = %d, want %d", c.r, c.g, c.b, got, c.want)
-		}
 	}
 }
 
@@ -152,12 +139,12 @@ func TestStatusLine(t *testing.T) {
 	if len(cells) != 100 {
 		t.Errorf("status line is %d cells, want 100", len(cells))
 	}
-	// The group's colour: ANSI256 141 for purple, RGB with truecolor.
+	// The group's colour: the nearest 256-colour index of purple, RGB with truecolor.
 	has := func(cells []screen.Cell, c screen.Color) bool {
 		return slices.ContainsFunc(cells, func(cl screen.Cell) bool { return cl.Style.Bg == c })
 	}
-	if !has(cells, screen.IndexedColor(141)) {
-		t.Errorf("status line has no cell on the group's colour 141")
+	if n := screen.Nearest256(0xa3, 0x71, 0xf7); !has(cells, screen.IndexedColor(n)) {
+		t.Errorf("status line has no cell on the group's colour %d", n)
 	}
 	si.TrueColor = true
 	if !has(StatusLine(si, 100), screen.RGBColor(0xa3, 0x71, 0xf7)) {

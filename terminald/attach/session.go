@@ -88,6 +88,9 @@ type Msg struct {
 	// Clipboard, when not ClipboardUnknown, says where the client's
 	// copies go from now on.
 	Clipboard Clipboard
+	// TrueColor says the client's terminal announced 24-bit colour when
+	// asked (XTGETTCAP RGB or Tc), for config.json's "truecolor": auto.
+	TrueColor bool
 }
 
 // Clipboard is whether a client passes copies (OSC 52) on to its
@@ -103,7 +106,7 @@ const (
 
 // Exit is how a session ended.
 type Exit struct {
-	// Message is for the user, e.g. "detached from window w1".
+	// Message is for the user, e.g. "detached from window build".
 	Message string
 	// OK is false when the session ended on an error.
 	OK bool
@@ -168,6 +171,7 @@ type session struct {
 	promptBack mode          // the mode to return to when the prompt ends
 	copy       copyState     // modeCopy
 	clipboard  Clipboard     // where the client puts copies
+	color      clientColor   // what the client said of 24-bit colour (truecolor.go)
 	confirmID  string        // modeConfirm: the tab to close
 	chosen     int           // modeChoose: the highlighted tab
 	pending    []byte        // the start of a mouse report cut by a read
@@ -216,8 +220,9 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	}
 	s := &session{
 		o: o, ws: o.Workspace, send: send,
-		r:    Renderer{TrueColor: h.ColorTerm == "truecolor" || h.ColorTerm == "24bit", Mouse: true},
-		cols: max(h.Cols, 2), rows: max(h.Rows, 2),
+		r:     Renderer{Mouse: true, UnderlineColor: takesUnderlineColor(h.Term)},
+		color: clientColor{term: h.Term, colorterm: h.ColorTerm},
+		cols:  max(h.Cols, 2), rows: max(h.Rows, 2),
 		answers:  make(chan answerResult, 1),
 		grantsIn: make(chan grantsResult, 1),
 		dirty:    make(chan struct{}, 1),
@@ -390,7 +395,7 @@ func (s *session) refresh() error {
 		}
 	}
 	if win == nil || len(win.TabIDs) == 0 {
-		msg := fmt.Sprintf("window %s has no tabs left", s.winID)
+		msg := fmt.Sprintf("window %s has no tabs left", s.windowLabel())
 		if s.ws.Stopping() {
 			// phantom down hung the tabs up: say what happened, not
 			// its consequence.
@@ -480,6 +485,10 @@ func (s *session) handle(m Msg) error {
 	}
 	if m.Clipboard != ClipboardUnknown {
 		s.clipboard = m.Clipboard
+	}
+	if m.TrueColor && !s.color.announced {
+		s.color.announced = true
+		s.applyTrueColor()
 	}
 	if len(m.Input) == 0 {
 		return nil

@@ -14,7 +14,7 @@ import (
 const noticeTime = 10 * time.Second
 
 // Settings are the parts of config.json a session applies live: the
-// prefix, the key bindings and the status line.
+// prefix, the key bindings, the status line and 24-bit colour.
 type Settings struct {
 	// Prefix is the key that starts a command.
 	Prefix byte
@@ -28,12 +28,15 @@ type Settings struct {
 	// RepeatTime is how long a repeatable command's keys run without the
 	// prefix (config.json's repeat_time); 0: never.
 	RepeatTime time.Duration
+	// TrueColor is config.json's "truecolor": config.TrueColorAuto, On
+	// or Off ("" is auto).
+	TrueColor string
 }
 
 // NewSettings takes the live settings from c, which config.Load has
 // checked; what does not parse (a Config built by hand) keeps its default.
 func NewSettings(c config.Config) *Settings {
-	s := &Settings{Bindings: c.Bindings(), RepeatTime: time.Duration(c.Repeat()) * time.Millisecond}
+	s := &Settings{Bindings: c.Bindings(), RepeatTime: time.Duration(c.Repeat()) * time.Millisecond, TrueColor: c.TrueColor}
 	var err error
 	if s.Prefix, err = config.ParsePrefix(c.Prefix); err != nil {
 		s.Prefix = DefaultPrefix
@@ -129,6 +132,7 @@ func (s *session) liveChanged() <-chan struct{} {
 // line and boxes at the next frame (drawn whole), and the notice, if it is
 // for this session, on the status line.
 func (s *session) applyLive() {
+	s.applyTrueColor()
 	if s.o.Live == nil {
 		return
 	}

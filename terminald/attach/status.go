@@ -42,12 +42,17 @@ type StatusInfo struct {
 	Prompt string
 	// TrueColor selects 24-bit palette colours instead of ANSI256 ones.
 	TrueColor bool
+	// Zoomed marks the shown tab's pane as zoomed (markZoomed).
+	Zoomed bool
 }
 
-// Status line glyphs: compact state marks after a tab's title.
+// Status line glyphs: compact state marks after a tab's title. Each has
+// a line in markLegend, which the key list (prefix ?) shows.
 const (
 	markBusy     = "●" // a program runs in the tab
-	markExited   = "✗" // the tab's program ended
+	markExited   = "✗" // the tab's program ended, failing; its exit status follows
+	markExitOK   = "✓" // the tab's program ended with exit status 0
+	markZoomed   = "Z" // after the shown tab's *: its pane is zoomed (tmux's flag)
 	markAgent    = "◆" // an agent is working
 	markAgentIdl = "◇" // an agent is connected, waiting for its next call
 	markAgentAsk = "!" // an agent waits for a permission sheet
@@ -55,6 +60,22 @@ const (
 	markOpen     = "⚠" // an agent runs in a tab that is not sandboxed
 	maxTitle     = 24  // a longer title is cut with …
 )
+
+// markLegend explains the status line's marks, in the key list (prefix
+// ?): a new mark adds its line here.
+var markLegend = []struct{ mark, means string }{
+	{"*", "shown"},
+	{markZoomed, "zoomed"},
+	{markBusy, "busy"},
+	{markExitOK, "exit 0"},
+	{markExited + "3", "exit 3"},
+	{markEditor, "editor"},
+	{markAgent, "agent working"},
+	{markAgentIdl, "agent idle"},
+	{markAgentAsk, "agent asks"},
+	{markOpen, "agent unsandboxed"},
+	{":3000", "dev server"},
+}
 
 // noticeStyle draws an agent's focus notice: bold black on bright yellow,
 // at the right end, where no tab's name or title is drawn.
@@ -157,6 +178,9 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 		}
 		if t.ID == si.Focused {
 			sb.WriteString("*")
+			if si.Zoomed {
+				sb.WriteString(markZoomed)
+			}
 		}
 		sb.WriteString(stateMarks(t))
 		sb.WriteString(" ")
@@ -297,6 +321,8 @@ func sumWidth(segs []segment) int {
 func stateMarks(t workspace.Terminal) string {
 	var s string
 	switch {
+	case t.Exited && t.ExitCode == 0:
+		s += " " + markExitOK
 	case t.Exited:
 		s += " " + markExited + strconv.Itoa(t.ExitCode)
 	case !t.Idle:

@@ -51,10 +51,40 @@ const (
 	AttrOverline
 )
 
+// The dotted and dashed underlines (SGR 4:4, 4:5) are pairs of the
+// underline bits that no other SGR sets together, so that they need no
+// bits of their own: read a cell's underline with [Attr.Underline], not
+// bit by bit.
+const (
+	AttrDottedUnderline = AttrUnderline | AttrDoubleUnderline
+	AttrDashedUnderline = AttrUnderline | AttrCurlyUnderline
+	// AttrUnderlines are the bits of every underline style.
+	AttrUnderlines = AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
+)
+
+// Underline returns the underline style a holds: 0 (none),
+// AttrUnderline, AttrDoubleUnderline, AttrCurlyUnderline,
+// AttrDottedUnderline or AttrDashedUnderline.
+func (a Attr) Underline() Attr { return a & AttrUnderlines }
+
+// The top bits of a cell's attr are not attributes: they number the
+// cell's underline colour in Screen.ulColors (0: the text's colour), so
+// that the colour rides with the attributes through printing, compact
+// rows, the scrollback and reflow without making a cell larger. A Style
+// returned by Row or ScrollbackRow has them turned into Underline.
+const (
+	attrULShift       = 11
+	attrULMask   Attr = 0x1f << attrULShift
+	maxULColours      = int(attrULMask >> attrULShift) // colours one screen numbers
+)
+
 // Style is the rendition of a cell: colours and attributes.
 type Style struct {
 	Fg, Bg Color
 	Attrs  Attr
+	// Underline is the underline's colour (SGR 58); the default colour
+	// means the text's.
+	Underline Color
 }
 
 // Cell is one screen cell as returned by [Screen.Row] and

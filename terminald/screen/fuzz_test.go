@@ -18,6 +18,7 @@ func FuzzWrite(f *testing.F) {
 	f.Add([]byte("\x1b]2;a\a\x1b[22;0t\x1b[?45h\x1b[?69h\x1b[1;3s\x1bM日\x1b[?69l\x1b[23;0tabc\x1b[b\r\x1b[b"), uint8(4), uint8(3), uint16(12))
 	f.Add([]byte("\x1b[?1049h\x1b[5;10r\x1b[?6h\x1b[2L日本\u0301\x1b[3@x\x1b[?1049l"), uint8(7), uint8(5), uint16(9))
 	f.Add([]byte("abcdefghijklmnop日本語\r\n\x1b[44m\x1b[2K\x1b[K\x1b[3P"), uint8(3), uint8(2), uint16(20))
+	f.Add([]byte("\x1b[4:3;58:2::255:0:0mcurly\x1b[4:4;58;5;9md\x1b[59;4:5mx\r\n\x1b[58:5:1;4mab\x1b[0m\x1b[21;58;2;1;2;3m日本\n\n\n"), uint8(4), uint8(2), uint16(6))
 	f.Add(benchData("sgr", 2000), uint8(20), uint8(4), uint16(777))
 	f.Add([]byte("\x1b[?2027hab🇺🇸🇫👍🏽x👨\u200d👩\u200d👧1\ufe0f\u20e3❤\ufe0f日本\u0301\x1b[3G🏽\x1b[?2027l🇺🇸"), uint8(5), uint8(3), uint16(11))
 	// Erasing the end of compact rows (a full line, then EL with the wrap

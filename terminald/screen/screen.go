@@ -87,6 +87,10 @@ type Screen struct {
 	wrapNext bool
 	pen      cell // current rendition; r unused, w == 1
 	top, bot int  // scroll region, inclusive
+	// ulColors are the underline colours cells number in their attr
+	// (underline.go); kept for the screen's life, since the scrollback
+	// may hold any of them.
+	ulColors []Color
 	tabs     []bool
 	m        Modes
 	charsets [2]bool // true: DEC special graphics
@@ -229,6 +233,9 @@ func (s *Screen) Row(y int) []Cell {
 		if c.fl&flComb != 0 {
 			out[i].Comb = l.comb[i]
 		}
+		if c.attr&attrULMask != 0 {
+			s.underline(&out[i].Style)
+		}
 	}
 	return out
 }
@@ -250,7 +257,13 @@ func (s *Screen) ScrollbackRow(i int) (cells []Cell, wrapped bool) {
 	}
 	l := s.sb.at(i)
 	d := s.sb.data(l)
-	return decodeCells(d, encodedGmode(d)), l.wrapped
+	cells = decodeCells(d, encodedGmode(d))
+	for i := range cells {
+		if cells[i].Style.Attrs&attrULMask != 0 {
+			s.underline(&cells[i].Style)
+		}
+	}
+	return cells, l.wrapped
 }
 
 // Dirty returns the visible rows changed since the last ClearDirty, in

@@ -28,10 +28,13 @@ func (s *Screen) sgr() {
 		case v == 38 || v == 48 || v == 58:
 			c, next := ps.extColor(i)
 			if c >= 0 {
-				if v == 38 {
+				switch v {
+				case 38:
 					pen.fg = Color(c)
-				} else if v == 48 {
+				case 48:
 					pen.bg = Color(c)
+				default:
+					pen.attr = pen.attr&^attrULMask | s.ulNumber(Color(c))
 				}
 			}
 			i = next - 1
@@ -39,8 +42,10 @@ func (s *Screen) sgr() {
 			pen.fg = 0
 		case v == 49:
 			pen.bg = 0
+		case v == 59:
+			pen.attr &^= attrULMask
 		case v == 4:
-			pen.attr &^= AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
+			pen.attr &^= AttrUnderlines
 			sub := 1
 			if i+1 < ps.np && ps.sub&(1<<(i+1)) != 0 {
 				sub = int(ps.params[i+1])
@@ -52,6 +57,10 @@ func (s *Screen) sgr() {
 				pen.attr |= AttrDoubleUnderline
 			case 3:
 				pen.attr |= AttrCurlyUnderline
+			case 4:
+				pen.attr |= AttrDottedUnderline
+			case 5:
+				pen.attr |= AttrDashedUnderline
 			default:
 				pen.attr |= AttrUnderline
 			}
@@ -149,8 +158,9 @@ func clampByte(v int32) uint8 {
 	return uint8(min(max(v, 0), 255))
 }
 
-// sgrUnderlines are the attributes a plain SGR 4 replaces.
-const sgrUnderlines = AttrUnderline | AttrDoubleUnderline | AttrCurlyUnderline
+// sgrUnderlines are the attributes a plain SGR 4 replaces: every
+// underline style.
+const sgrUnderlines = AttrUnderlines
 
 // sgrOp is the effect of a whole SGR sequence on the pen. Every SGR code
 // either leaves a colour alone or replaces it, and maps the attributes as

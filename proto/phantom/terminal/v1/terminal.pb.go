@@ -261,7 +261,7 @@ func (x AttachClipboard_State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttachClipboard_State.Descriptor instead.
 func (AttachClipboard_State) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40, 0}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41, 0}
 }
 
 // Process is a running process.
@@ -3092,6 +3092,7 @@ type AttachRequest struct {
 	//	*AttachRequest_Input
 	//	*AttachRequest_Resize
 	//	*AttachRequest_Clipboard
+	//	*AttachRequest_Terminal
 	Msg           isAttachRequest_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3170,6 +3171,15 @@ func (x *AttachRequest) GetClipboard() *AttachClipboard {
 	return nil
 }
 
+func (x *AttachRequest) GetTerminal() *AttachTerminal {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachRequest_Terminal); ok {
+			return x.Terminal
+		}
+	}
+	return nil
+}
+
 type isAttachRequest_Msg interface {
 	isAttachRequest_Msg()
 }
@@ -3195,6 +3205,12 @@ type AttachRequest_Clipboard struct {
 	Clipboard *AttachClipboard `protobuf:"bytes,4,opt,name=clipboard,proto3,oneof"`
 }
 
+type AttachRequest_Terminal struct {
+	// What the client's terminal announced of itself when asked
+	// (XTGETTCAP), beyond its TERM and COLORTERM; sent when it answers.
+	Terminal *AttachTerminal `protobuf:"bytes,5,opt,name=terminal,proto3,oneof"`
+}
+
 func (*AttachRequest_Hello) isAttachRequest_Msg() {}
 
 func (*AttachRequest_Input) isAttachRequest_Msg() {}
@@ -3202,6 +3218,56 @@ func (*AttachRequest_Input) isAttachRequest_Msg() {}
 func (*AttachRequest_Resize) isAttachRequest_Msg() {}
 
 func (*AttachRequest_Clipboard) isAttachRequest_Msg() {}
+
+func (*AttachRequest_Terminal) isAttachRequest_Msg() {}
+
+// AttachTerminal is what the client's terminal announced of itself.
+type AttachTerminal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The terminal takes 24-bit colour: it answered XTGETTCAP for "RGB" or
+	// "Tc" (tmux's names for it). config.json's "truecolor" decides
+	// whether it is used.
+	Truecolor     bool `protobuf:"varint,1,opt,name=truecolor,proto3" json:"truecolor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachTerminal) Reset() {
+	*x = AttachTerminal{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachTerminal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachTerminal) ProtoMessage() {}
+
+func (x *AttachTerminal) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachTerminal.ProtoReflect.Descriptor instead.
+func (*AttachTerminal) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AttachTerminal) GetTruecolor() bool {
+	if x != nil {
+		return x.Truecolor
+	}
+	return false
+}
 
 // AttachClipboard says whether copies reach the client terminal's
 // clipboard, so that the copy notice can say where a copy went.
@@ -3215,7 +3281,7 @@ type AttachClipboard struct {
 
 func (x *AttachClipboard) Reset() {
 	*x = AttachClipboard{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3293,7 @@ func (x *AttachClipboard) String() string {
 func (*AttachClipboard) ProtoMessage() {}
 
 func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3306,7 @@ func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachClipboard.ProtoReflect.Descriptor instead.
 func (*AttachClipboard) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AttachClipboard) GetState() AttachClipboard_State {
@@ -3271,7 +3337,7 @@ type AttachHello struct {
 
 func (x *AttachHello) Reset() {
 	*x = AttachHello{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3349,7 @@ func (x *AttachHello) String() string {
 func (*AttachHello) ProtoMessage() {}
 
 func (x *AttachHello) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3362,7 @@ func (x *AttachHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachHello.ProtoReflect.Descriptor instead.
 func (*AttachHello) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AttachHello) GetTarget() string {
@@ -3347,7 +3413,7 @@ type AttachSize struct {
 
 func (x *AttachSize) Reset() {
 	*x = AttachSize{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3359,7 +3425,7 @@ func (x *AttachSize) String() string {
 func (*AttachSize) ProtoMessage() {}
 
 func (x *AttachSize) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3372,7 +3438,7 @@ func (x *AttachSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSize.ProtoReflect.Descriptor instead.
 func (*AttachSize) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachSize) GetCols() int32 {
@@ -3405,7 +3471,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3417,7 +3483,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3430,7 +3496,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AttachResponse) GetMsg() isAttachResponse_Msg {
@@ -3490,7 +3556,7 @@ type AttachExit struct {
 
 func (x *AttachExit) Reset() {
 	*x = AttachExit{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3502,7 +3568,7 @@ func (x *AttachExit) String() string {
 func (*AttachExit) ProtoMessage() {}
 
 func (x *AttachExit) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3515,7 +3581,7 @@ func (x *AttachExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachExit.ProtoReflect.Descriptor instead.
 func (*AttachExit) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AttachExit) GetMessage() string {
@@ -3547,7 +3613,7 @@ type SetAgentStateRequest struct {
 
 func (x *SetAgentStateRequest) Reset() {
 	*x = SetAgentStateRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3559,7 +3625,7 @@ func (x *SetAgentStateRequest) String() string {
 func (*SetAgentStateRequest) ProtoMessage() {}
 
 func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3572,7 +3638,7 @@ func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateRequest.ProtoReflect.Descriptor instead.
 func (*SetAgentStateRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetAgentStateRequest) GetTerminalId() string {
@@ -3607,7 +3673,7 @@ type SetAgentStateResponse struct {
 
 func (x *SetAgentStateResponse) Reset() {
 	*x = SetAgentStateResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3619,7 +3685,7 @@ func (x *SetAgentStateResponse) String() string {
 func (*SetAgentStateResponse) ProtoMessage() {}
 
 func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3632,7 +3698,7 @@ func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateResponse.ProtoReflect.Descriptor instead.
 func (*SetAgentStateResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetAgentStateResponse) GetTerminal() *Terminal {
@@ -3657,7 +3723,7 @@ type LocateProcessRequest struct {
 
 func (x *LocateProcessRequest) Reset() {
 	*x = LocateProcessRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3669,7 +3735,7 @@ func (x *LocateProcessRequest) String() string {
 func (*LocateProcessRequest) ProtoMessage() {}
 
 func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3682,7 +3748,7 @@ func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessRequest.ProtoReflect.Descriptor instead.
 func (*LocateProcessRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LocateProcessRequest) GetPid() int32 {
@@ -3717,7 +3783,7 @@ type LocateProcessResponse struct {
 
 func (x *LocateProcessResponse) Reset() {
 	*x = LocateProcessResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3729,7 +3795,7 @@ func (x *LocateProcessResponse) String() string {
 func (*LocateProcessResponse) ProtoMessage() {}
 
 func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3742,7 +3808,7 @@ func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessResponse.ProtoReflect.Descriptor instead.
 func (*LocateProcessResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LocateProcessResponse) GetInside() bool {
@@ -3777,7 +3843,7 @@ type DescribeSandboxRequest struct {
 
 func (x *DescribeSandboxRequest) Reset() {
 	*x = DescribeSandboxRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3789,7 +3855,7 @@ func (x *DescribeSandboxRequest) String() string {
 func (*DescribeSandboxRequest) ProtoMessage() {}
 
 func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3802,7 +3868,7 @@ func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeSandboxRequest.ProtoReflect.Descriptor instead.
 func (*DescribeSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DescribeSandboxRequest) GetTabId() string {
@@ -3827,7 +3893,7 @@ type DescribeSandboxResponse struct {
 
 func (x *DescribeSandboxResponse) Reset() {
 	*x = DescribeSandboxResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3839,7 +3905,7 @@ func (x *DescribeSandboxResponse) String() string {
 func (*DescribeSandboxResponse) ProtoMessage() {}
 
 func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3852,7 +3918,7 @@ func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeSandboxResponse.ProtoReflect.Descriptor instead.
 func (*DescribeSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DescribeSandboxResponse) GetSandboxed() bool {
@@ -3882,7 +3948,7 @@ type UpdateWindowRequest struct {
 
 func (x *UpdateWindowRequest) Reset() {
 	*x = UpdateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3894,7 +3960,7 @@ func (x *UpdateWindowRequest) String() string {
 func (*UpdateWindowRequest) ProtoMessage() {}
 
 func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3907,7 +3973,7 @@ func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpdateWindowRequest) GetWindowId() string {
@@ -3935,7 +4001,7 @@ type UpdateWindowResponse struct {
 
 func (x *UpdateWindowResponse) Reset() {
 	*x = UpdateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4013,7 @@ func (x *UpdateWindowResponse) String() string {
 func (*UpdateWindowResponse) ProtoMessage() {}
 
 func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4026,7 @@ func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowResponse.ProtoReflect.Descriptor instead.
 func (*UpdateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *UpdateWindowResponse) GetWindow() *Window {
@@ -3987,7 +4053,7 @@ type SendKeysRequest struct {
 
 func (x *SendKeysRequest) Reset() {
 	*x = SendKeysRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4065,7 @@ func (x *SendKeysRequest) String() string {
 func (*SendKeysRequest) ProtoMessage() {}
 
 func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4078,7 @@ func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
 func (*SendKeysRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SendKeysRequest) GetTerminalId() string {
@@ -4050,7 +4116,7 @@ type SendKeysResponse struct {
 
 func (x *SendKeysResponse) Reset() {
 	*x = SendKeysResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4062,7 +4128,7 @@ func (x *SendKeysResponse) String() string {
 func (*SendKeysResponse) ProtoMessage() {}
 
 func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4075,7 +4141,7 @@ func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
 func (*SendKeysResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SendKeysResponse) GetTerminal() *Terminal {
@@ -4107,7 +4173,7 @@ type KeepCommandRequest struct {
 
 func (x *KeepCommandRequest) Reset() {
 	*x = KeepCommandRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4119,7 +4185,7 @@ func (x *KeepCommandRequest) String() string {
 func (*KeepCommandRequest) ProtoMessage() {}
 
 func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4132,7 +4198,7 @@ func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeepCommandRequest.ProtoReflect.Descriptor instead.
 func (*KeepCommandRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *KeepCommandRequest) GetTerminalId() string {
@@ -4164,7 +4230,7 @@ type KeepCommandResponse struct {
 
 func (x *KeepCommandResponse) Reset() {
 	*x = KeepCommandResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4176,7 +4242,7 @@ func (x *KeepCommandResponse) String() string {
 func (*KeepCommandResponse) ProtoMessage() {}
 
 func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4189,7 +4255,7 @@ func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeepCommandResponse.ProtoReflect.Descriptor instead.
 func (*KeepCommandResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *KeepCommandResponse) GetCommand() string {
@@ -4222,7 +4288,7 @@ type RestoreSessionRequest struct {
 
 func (x *RestoreSessionRequest) Reset() {
 	*x = RestoreSessionRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4234,7 +4300,7 @@ func (x *RestoreSessionRequest) String() string {
 func (*RestoreSessionRequest) ProtoMessage() {}
 
 func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4247,7 +4313,7 @@ func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSessionRequest.ProtoReflect.Descriptor instead.
 func (*RestoreSessionRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
 }
 
 // RestoreSessionResponse says what came back.
@@ -4269,7 +4335,7 @@ type RestoreSessionResponse struct {
 
 func (x *RestoreSessionResponse) Reset() {
 	*x = RestoreSessionResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4281,7 +4347,7 @@ func (x *RestoreSessionResponse) String() string {
 func (*RestoreSessionResponse) ProtoMessage() {}
 
 func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4294,7 +4360,7 @@ func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSessionResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSessionResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RestoreSessionResponse) GetFile() string {
@@ -4574,13 +4640,16 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x13CreateWindowRequest\x12\x1c\n" +
 	"\x04name\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\"K\n" +
 	"\x14CreateWindowResponse\x123\n" +
-	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"\xf4\x01\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"\xb7\x02\n" +
 	"\rAttachRequest\x128\n" +
 	"\x05hello\x18\x01 \x01(\v2 .phantom.terminal.v1.AttachHelloH\x00R\x05hello\x12!\n" +
 	"\x05input\x18\x02 \x01(\fB\t\xbaH\x06z\x04\x18\x80\x80@H\x00R\x05input\x129\n" +
 	"\x06resize\x18\x03 \x01(\v2\x1f.phantom.terminal.v1.AttachSizeH\x00R\x06resize\x12D\n" +
-	"\tclipboard\x18\x04 \x01(\v2$.phantom.terminal.v1.AttachClipboardH\x00R\tclipboardB\x05\n" +
-	"\x03msg\"\xae\x01\n" +
+	"\tclipboard\x18\x04 \x01(\v2$.phantom.terminal.v1.AttachClipboardH\x00R\tclipboard\x12A\n" +
+	"\bterminal\x18\x05 \x01(\v2#.phantom.terminal.v1.AttachTerminalH\x00R\bterminalB\x05\n" +
+	"\x03msg\".\n" +
+	"\x0eAttachTerminal\x12\x1c\n" +
+	"\ttruecolor\x18\x01 \x01(\bR\ttruecolor\"\xae\x01\n" +
 	"\x0fAttachClipboard\x12@\n" +
 	"\x05state\x18\x01 \x01(\x0e2*.phantom.terminal.v1.AttachClipboard.StateR\x05state\"Y\n" +
 	"\x05State\x12\x15\n" +
@@ -4723,7 +4792,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
 	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
@@ -4769,25 +4838,26 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*CreateWindowRequest)(nil),        // 41: phantom.terminal.v1.CreateWindowRequest
 	(*CreateWindowResponse)(nil),       // 42: phantom.terminal.v1.CreateWindowResponse
 	(*AttachRequest)(nil),              // 43: phantom.terminal.v1.AttachRequest
-	(*AttachClipboard)(nil),            // 44: phantom.terminal.v1.AttachClipboard
-	(*AttachHello)(nil),                // 45: phantom.terminal.v1.AttachHello
-	(*AttachSize)(nil),                 // 46: phantom.terminal.v1.AttachSize
-	(*AttachResponse)(nil),             // 47: phantom.terminal.v1.AttachResponse
-	(*AttachExit)(nil),                 // 48: phantom.terminal.v1.AttachExit
-	(*SetAgentStateRequest)(nil),       // 49: phantom.terminal.v1.SetAgentStateRequest
-	(*SetAgentStateResponse)(nil),      // 50: phantom.terminal.v1.SetAgentStateResponse
-	(*LocateProcessRequest)(nil),       // 51: phantom.terminal.v1.LocateProcessRequest
-	(*LocateProcessResponse)(nil),      // 52: phantom.terminal.v1.LocateProcessResponse
-	(*DescribeSandboxRequest)(nil),     // 53: phantom.terminal.v1.DescribeSandboxRequest
-	(*DescribeSandboxResponse)(nil),    // 54: phantom.terminal.v1.DescribeSandboxResponse
-	(*UpdateWindowRequest)(nil),        // 55: phantom.terminal.v1.UpdateWindowRequest
-	(*UpdateWindowResponse)(nil),       // 56: phantom.terminal.v1.UpdateWindowResponse
-	(*SendKeysRequest)(nil),            // 57: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),           // 58: phantom.terminal.v1.SendKeysResponse
-	(*KeepCommandRequest)(nil),         // 59: phantom.terminal.v1.KeepCommandRequest
-	(*KeepCommandResponse)(nil),        // 60: phantom.terminal.v1.KeepCommandResponse
-	(*RestoreSessionRequest)(nil),      // 61: phantom.terminal.v1.RestoreSessionRequest
-	(*RestoreSessionResponse)(nil),     // 62: phantom.terminal.v1.RestoreSessionResponse
+	(*AttachTerminal)(nil),             // 44: phantom.terminal.v1.AttachTerminal
+	(*AttachClipboard)(nil),            // 45: phantom.terminal.v1.AttachClipboard
+	(*AttachHello)(nil),                // 46: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),                 // 47: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),             // 48: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),                 // 49: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),       // 50: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),      // 51: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),       // 52: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),      // 53: phantom.terminal.v1.LocateProcessResponse
+	(*DescribeSandboxRequest)(nil),     // 54: phantom.terminal.v1.DescribeSandboxRequest
+	(*DescribeSandboxResponse)(nil),    // 55: phantom.terminal.v1.DescribeSandboxResponse
+	(*UpdateWindowRequest)(nil),        // 56: phantom.terminal.v1.UpdateWindowRequest
+	(*UpdateWindowResponse)(nil),       // 57: phantom.terminal.v1.UpdateWindowResponse
+	(*SendKeysRequest)(nil),            // 58: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),           // 59: phantom.terminal.v1.SendKeysResponse
+	(*KeepCommandRequest)(nil),         // 60: phantom.terminal.v1.KeepCommandRequest
+	(*KeepCommandResponse)(nil),        // 61: phantom.terminal.v1.KeepCommandResponse
+	(*RestoreSessionRequest)(nil),      // 62: phantom.terminal.v1.RestoreSessionRequest
+	(*RestoreSessionResponse)(nil),     // 63: phantom.terminal.v1.RestoreSessionResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -4813,69 +4883,70 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	10, // 20: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
 	9,  // 21: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
 	9,  // 22: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	45, // 23: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	46, // 24: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	44, // 25: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
-	3,  // 26: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
-	46, // 27: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	48, // 28: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 29: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	5,  // 30: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	9,  // 31: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	5,  // 32: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	11, // 33: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	13, // 34: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	15, // 35: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	17, // 36: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	19, // 37: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	21, // 38: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	23, // 39: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	25, // 40: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	27, // 41: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	43, // 42: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	49, // 43: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	51, // 44: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	53, // 45: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	29, // 46: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	31, // 47: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	33, // 48: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	35, // 49: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	37, // 50: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	39, // 51: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	41, // 52: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	55, // 53: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	59, // 54: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
-	61, // 55: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
-	57, // 56: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 57: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 58: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 59: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 60: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 61: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 62: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 63: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 64: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 65: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	47, // 66: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	50, // 67: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	52, // 68: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	54, // 69: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 70: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 71: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 72: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 73: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 74: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 75: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 76: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	56, // 77: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	60, // 78: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
-	62, // 79: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
-	58, // 80: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	57, // [57:81] is the sub-list for method output_type
-	33, // [33:57] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	46, // 23: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	47, // 24: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	45, // 25: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
+	44, // 26: phantom.terminal.v1.AttachRequest.terminal:type_name -> phantom.terminal.v1.AttachTerminal
+	3,  // 27: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
+	47, // 28: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	49, // 29: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 30: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	5,  // 31: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 32: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 33: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 34: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 35: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 36: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 37: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 38: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 39: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 40: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 41: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 42: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	43, // 43: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	50, // 44: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	52, // 45: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	54, // 46: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 47: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 48: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 49: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 50: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 51: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 52: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 53: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	56, // 54: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	60, // 55: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
+	62, // 56: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
+	58, // 57: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 58: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 59: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 60: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 61: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 62: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 63: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 64: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 65: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 66: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	48, // 67: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	51, // 68: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	53, // 69: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	55, // 70: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 71: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 72: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 73: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 74: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 75: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 76: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 77: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	57, // 78: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	61, // 79: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
+	63, // 80: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
+	59, // 81: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	58, // [58:82] is the sub-list for method output_type
+	34, // [34:58] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -4893,19 +4964,20 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 		(*AttachRequest_Input)(nil),
 		(*AttachRequest_Resize)(nil),
 		(*AttachRequest_Clipboard)(nil),
+		(*AttachRequest_Terminal)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[43].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[44].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[55].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[56].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
