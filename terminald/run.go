@@ -164,6 +164,8 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		Refuse: map[string]string{
 			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside Phantom: attach from a terminal outside Phantom",
 			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",
+			terminalv1.TerminalService_CloseWindow_FullMethodName:   "windows are the human's: closing one is refused inside Phantom (the human closes it from outside, or in attach)",
+			terminalv1.TerminalService_MoveTerminal_FullMethodName:  "windows are the human's: moving a tab to another window is refused inside Phantom (the human moves it from outside, or in attach)",
 		},
 		ClientName: func(tabID string) string {
 			t, _ := ws.Get(tabID)

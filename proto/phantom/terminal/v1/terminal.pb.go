@@ -3960,6 +3960,208 @@ func (x *UpdateWindowResponse) GetWindow() *Window {
 	return nil
 }
 
+// CloseWindowRequest names the window to close.
+type CloseWindowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window.
+	WindowId      string `protobuf:"bytes,1,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseWindowRequest) Reset() {
+	*x = CloseWindowRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseWindowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseWindowRequest) ProtoMessage() {}
+
+func (x *CloseWindowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseWindowRequest.ProtoReflect.Descriptor instead.
+func (*CloseWindowRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *CloseWindowRequest) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+// CloseWindowResponse says what was closed.
+type CloseWindowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window as it was just before it closed.
+	Window *Window `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
+	// The tabs that were closed with it.
+	ClosedTerminalIds []string `protobuf:"bytes,2,rep,name=closed_terminal_ids,json=closedTerminalIds,proto3" json:"closed_terminal_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *CloseWindowResponse) Reset() {
+	*x = CloseWindowResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseWindowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseWindowResponse) ProtoMessage() {}
+
+func (x *CloseWindowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseWindowResponse.ProtoReflect.Descriptor instead.
+func (*CloseWindowResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *CloseWindowResponse) GetWindow() *Window {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+func (x *CloseWindowResponse) GetClosedTerminalIds() []string {
+	if x != nil {
+		return x.ClosedTerminalIds
+	}
+	return nil
+}
+
+// MoveTerminalRequest names a tab and the window it moves to.
+type MoveTerminalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab.
+	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
+	// The window it moves to.
+	WindowId      string `protobuf:"bytes,2,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTerminalRequest) Reset() {
+	*x = MoveTerminalRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTerminalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTerminalRequest) ProtoMessage() {}
+
+func (x *MoveTerminalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTerminalRequest.ProtoReflect.Descriptor instead.
+func (*MoveTerminalRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *MoveTerminalRequest) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *MoveTerminalRequest) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+// MoveTerminalResponse returns the moved tab.
+type MoveTerminalResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab in its new window.
+	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTerminalResponse) Reset() {
+	*x = MoveTerminalResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTerminalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTerminalResponse) ProtoMessage() {}
+
+func (x *MoveTerminalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTerminalResponse.ProtoReflect.Descriptor instead.
+func (*MoveTerminalResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *MoveTerminalResponse) GetTerminal() *Terminal {
+	if x != nil {
+		return x.Terminal
+	}
+	return nil
+}
+
 // SendKeysRequest names a tab and the keys to type into it.
 type SendKeysRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3977,7 +4179,7 @@ type SendKeysRequest struct {
 
 func (x *SendKeysRequest) Reset() {
 	*x = SendKeysRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3989,7 +4191,7 @@ func (x *SendKeysRequest) String() string {
 func (*SendKeysRequest) ProtoMessage() {}
 
 func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4002,7 +4204,7 @@ func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
 func (*SendKeysRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SendKeysRequest) GetTerminalId() string {
@@ -4040,7 +4242,7 @@ type SendKeysResponse struct {
 
 func (x *SendKeysResponse) Reset() {
 	*x = SendKeysResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4254,7 @@ func (x *SendKeysResponse) String() string {
 func (*SendKeysResponse) ProtoMessage() {}
 
 func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4267,7 @@ func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
 func (*SendKeysResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SendKeysResponse) GetTerminal() *Terminal {
@@ -4383,7 +4585,18 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x04name\"K\n" +
 	"\x14UpdateWindowResponse\x123\n" +
-	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"~\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"<\n" +
+	"\x12CloseWindowRequest\x12&\n" +
+	"\twindow_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bwindowId\"z\n" +
+	"\x13CloseWindowResponse\x123\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\x12.\n" +
+	"\x13closed_terminal_ids\x18\x02 \x03(\tR\x11closedTerminalIds\"i\n" +
+	"\x13MoveTerminalRequest\x12*\n" +
+	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"terminalId\x12&\n" +
+	"\twindow_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bwindowId\"Q\n" +
+	"\x14MoveTerminalResponse\x129\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"~\n" +
 	"\x0fSendKeysRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12\x1f\n" +
@@ -4397,7 +4610,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb8\x19\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xff\x1a\n" +
 	"\x0fTerminalService\x12\xa7\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
@@ -4436,7 +4649,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01b\x12List theme colours\x12`\n" +
 	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
-	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12\xa7\x01\n" +
+	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12`\n" +
+	"\vCloseWindow\x12'.phantom.terminal.v1.CloseWindowRequest\x1a(.phantom.terminal.v1.CloseWindowResponse\x12c\n" +
+	"\fMoveTerminal\x12(.phantom.terminal.v1.MoveTerminalRequest\x1a).phantom.terminal.v1.MoveTerminalResponse\x12\xa7\x01\n" +
 	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"N\xc2\xf3\x18J\n" +
 	"\tsend_keys\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\x04keysJ\aliteralX\x01b\x17Send keys to a terminal\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
@@ -4453,7 +4668,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
 	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
@@ -4512,8 +4727,12 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*DescribeSandboxResponse)(nil),    // 54: phantom.terminal.v1.DescribeSandboxResponse
 	(*UpdateWindowRequest)(nil),        // 55: phantom.terminal.v1.UpdateWindowRequest
 	(*UpdateWindowResponse)(nil),       // 56: phantom.terminal.v1.UpdateWindowResponse
-	(*SendKeysRequest)(nil),            // 57: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),           // 58: phantom.terminal.v1.SendKeysResponse
+	(*CloseWindowRequest)(nil),         // 57: phantom.terminal.v1.CloseWindowRequest
+	(*CloseWindowResponse)(nil),        // 58: phantom.terminal.v1.CloseWindowResponse
+	(*MoveTerminalRequest)(nil),        // 59: phantom.terminal.v1.MoveTerminalRequest
+	(*MoveTerminalResponse)(nil),       // 60: phantom.terminal.v1.MoveTerminalResponse
+	(*SendKeysRequest)(nil),            // 61: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),           // 62: phantom.terminal.v1.SendKeysResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -4548,56 +4767,62 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	0,  // 29: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
 	5,  // 30: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
 	9,  // 31: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	5,  // 32: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	11, // 33: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	13, // 34: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	15, // 35: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	17, // 36: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	19, // 37: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	21, // 38: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	23, // 39: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	25, // 40: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	27, // 41: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	43, // 42: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	49, // 43: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	51, // 44: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	53, // 45: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	29, // 46: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	31, // 47: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	33, // 48: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	35, // 49: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	37, // 50: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	39, // 51: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	41, // 52: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	55, // 53: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	57, // 54: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 55: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 56: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 57: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 58: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 59: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 60: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 61: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 62: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 63: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	47, // 64: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	50, // 65: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	52, // 66: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	54, // 67: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 68: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 69: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 70: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 71: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 72: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 73: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 74: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	56, // 75: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	58, // 76: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	55, // [55:77] is the sub-list for method output_type
-	33, // [33:55] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	9,  // 32: phantom.terminal.v1.CloseWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 33: phantom.terminal.v1.MoveTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 34: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 35: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 36: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 37: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 38: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 39: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 40: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 41: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 42: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 43: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	43, // 44: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	49, // 45: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	51, // 46: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	53, // 47: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 48: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 49: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 50: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 51: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 52: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 53: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 54: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	55, // 55: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	57, // 56: phantom.terminal.v1.TerminalService.CloseWindow:input_type -> phantom.terminal.v1.CloseWindowRequest
+	59, // 57: phantom.terminal.v1.TerminalService.MoveTerminal:input_type -> phantom.terminal.v1.MoveTerminalRequest
+	61, // 58: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 59: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 60: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 61: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 62: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 63: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 64: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 65: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 66: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 67: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	47, // 68: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	50, // 69: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	52, // 70: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	54, // 71: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 72: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 73: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 74: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 75: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 76: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 77: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 78: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	56, // 79: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	58, // 80: phantom.terminal.v1.TerminalService.CloseWindow:output_type -> phantom.terminal.v1.CloseWindowResponse
+	60, // 81: phantom.terminal.v1.TerminalService.MoveTerminal:output_type -> phantom.terminal.v1.MoveTerminalResponse
+	62, // 82: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	59, // [59:83] is the sub-list for method output_type
+	35, // [35:59] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -4626,7 +4851,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   55,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

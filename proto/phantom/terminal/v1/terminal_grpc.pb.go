@@ -40,6 +40,8 @@ const (
 	TerminalService_ListWindows_FullMethodName     = "/phantom.terminal.v1.TerminalService/ListWindows"
 	TerminalService_CreateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/CreateWindow"
 	TerminalService_UpdateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/UpdateWindow"
+	TerminalService_CloseWindow_FullMethodName     = "/phantom.terminal.v1.TerminalService/CloseWindow"
+	TerminalService_MoveTerminal_FullMethodName    = "/phantom.terminal.v1.TerminalService/MoveTerminal"
 	TerminalService_SendKeys_FullMethodName        = "/phantom.terminal.v1.TerminalService/SendKeys"
 )
 
@@ -137,6 +139,16 @@ type TerminalServiceClient interface {
 	CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(ctx context.Context, in *UpdateWindowRequest, opts ...grpc.CallOption) (*UpdateWindowResponse, error)
+	// Closes a window and every tab in it (their processes are hung up, as
+	// CloseTerminal does); its groups and layout go with it. The last
+	// window is never closed. Attached clients of the window move to
+	// another one. The human's only: refused inside Phantom.
+	CloseWindow(ctx context.Context, in *CloseWindowRequest, opts ...grpc.CallOption) (*CloseWindowResponse, error)
+	// Moves a tab to another window, where it becomes the last tab: it
+	// keeps its id, its processes and its scrollback, leaves its old
+	// window's layout and its group (groups belong to a window). The
+	// human's only: refused inside Phantom.
+	MoveTerminal(ctx context.Context, in *MoveTerminalRequest, opts ...grpc.CallOption) (*MoveTerminalResponse, error)
 	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
 	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
 	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
@@ -377,6 +389,26 @@ func (c *terminalServiceClient) UpdateWindow(ctx context.Context, in *UpdateWind
 	return out, nil
 }
 
+func (c *terminalServiceClient) CloseWindow(ctx context.Context, in *CloseWindowRequest, opts ...grpc.CallOption) (*CloseWindowResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseWindowResponse)
+	err := c.cc.Invoke(ctx, TerminalService_CloseWindow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *terminalServiceClient) MoveTerminal(ctx context.Context, in *MoveTerminalRequest, opts ...grpc.CallOption) (*MoveTerminalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveTerminalResponse)
+	err := c.cc.Invoke(ctx, TerminalService_MoveTerminal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SendKeysResponse)
@@ -481,6 +513,16 @@ type TerminalServiceServer interface {
 	CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error)
 	// Renames a window.
 	UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error)
+	// Closes a window and every tab in it (their processes are hung up, as
+	// CloseTerminal does); its groups and layout go with it. The last
+	// window is never closed. Attached clients of the window move to
+	// another one. The human's only: refused inside Phantom.
+	CloseWindow(context.Context, *CloseWindowRequest) (*CloseWindowResponse, error)
+	// Moves a tab to another window, where it becomes the last tab: it
+	// keeps its id, its processes and its scrollback, leaves its old
+	// window's layout and its group (groups belong to a window). The
+	// human's only: refused inside Phantom.
+	MoveTerminal(context.Context, *MoveTerminalRequest) (*MoveTerminalResponse, error)
 	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
 	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
 	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
@@ -561,6 +603,12 @@ func (UnimplementedTerminalServiceServer) CreateWindow(context.Context, *CreateW
 }
 func (UnimplementedTerminalServiceServer) UpdateWindow(context.Context, *UpdateWindowRequest) (*UpdateWindowResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateWindow not implemented")
+}
+func (UnimplementedTerminalServiceServer) CloseWindow(context.Context, *CloseWindowRequest) (*CloseWindowResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseWindow not implemented")
+}
+func (UnimplementedTerminalServiceServer) MoveTerminal(context.Context, *MoveTerminalRequest) (*MoveTerminalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveTerminal not implemented")
 }
 func (UnimplementedTerminalServiceServer) SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendKeys not implemented")
@@ -946,6 +994,42 @@ func _TerminalService_UpdateWindow_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_CloseWindow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseWindowRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).CloseWindow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_CloseWindow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).CloseWindow(ctx, req.(*CloseWindowRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TerminalService_MoveTerminal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveTerminalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).MoveTerminal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_MoveTerminal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).MoveTerminal(ctx, req.(*MoveTerminalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_SendKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SendKeysRequest)
 	if err := dec(in); err != nil {
@@ -1046,6 +1130,14 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateWindow",
 			Handler:    _TerminalService_UpdateWindow_Handler,
+		},
+		{
+			MethodName: "CloseWindow",
+			Handler:    _TerminalService_CloseWindow_Handler,
+		},
+		{
+			MethodName: "MoveTerminal",
+			Handler:    _TerminalService_MoveTerminal_Handler,
 		},
 		{
 			MethodName: "SendKeys",
