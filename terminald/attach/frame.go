@@ -272,6 +272,9 @@ func (s *session) statusLine() []screen.Cell {
 		si.Prompt = s.promptText()
 	case modeConfirm:
 		si.Prompt = fmt.Sprintf("close tab %s? y/n", s.tabLabel(s.confirmID))
+		if s.confirmWin != "" {
+			si.Prompt = s.closeWindowPrompt()
+		}
 	case modeCopy:
 		if si.Right == "" && s.fp != nil {
 			c := &s.copy

@@ -162,7 +162,10 @@ type session struct {
 	clip       string        // the last text copied here, pasted by prefix ]
 	clipboard  Clipboard     // where the client puts copies
 	confirmID  string        // modeConfirm: the tab to close
-	chosen     int           // modeChoose: the highlighted tab
+	confirmWin string        // modeConfirm: the window to close, instead (windows.go)
+	winOrder   []string      // the windows' ids in order, as last listed
+	chosen     int           // modeChoose: the highlighted row of the tree
+	tree       treeState     // modeChoose: the tree of windows and tabs (tree.go)
 	pending    []byte        // the start of a mouse report cut by a read
 	drag       dragState     // a mouse button held in the tab area
 	hits       []tabHit      // where the status line shows each tab
@@ -366,14 +369,19 @@ func (s *session) refresh() error {
 	s.statusOld = false
 	s.needFrame = true
 	var win *workspace.Window
-	for _, w := range s.ws.Windows() {
+	wins := s.ws.Windows()
+	for _, w := range wins {
 		if w.ID == s.winID {
 			win = &w
 			break
 		}
 	}
 	if win == nil || len(win.TabIDs) == 0 {
-		msg := fmt.Sprintf("window %s has no tabs left", s.winID)
+		if s.leaveWindow(win, wins) { // windows.go
+			s.syncLayout()
+			return s.refresh()
+		}
+		msg := fmt.Sprintf("window %s has no tabs left", s.windowLabel())
 		if s.ws.Stopping() {
 			// phantom down hung the tabs up: say what happened, not
 			// its consequence.
@@ -383,6 +391,10 @@ func (s *session) refresh() error {
 		return nil
 	}
 	s.winName = win.Name
+	s.winOrder = s.winOrder[:0]
+	for _, w := range wins {
+		s.winOrder = append(s.winOrder, w.ID)
+	}
 	s.tabs = s.tabs[:0]
 	for _, t := range s.ws.List() {
 		if t.WindowID == s.winID {

@@ -1,0 +1,172 @@
+package attach
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/phantom-dev/phantom/terminald/workspace"
+)
+
+// prefix is the default prefix key, Ctrl-\\.
+const prefix = "\x1c"
+
+// twoWindows is a workspace with window main (tabs printing MARK-main-1
+// and MARK-main-2) and window ci (a tab printing MARK-ci), the tab ids
+// by marker.
+func twoWindows(t *testing.T) (*workspace.Workspace, workspace.Window, map[string]string) {
+	t.Helper()
+	ws := newWorkspace(t)
+	ci := ws.CreateWindow("ci")
+	ids := map[string]string{}
+	for _, c := range []struct{ mark, win string }{{"main-1", ""}, {"main-2", ""}, {"ci", ci.ID}} {
+		tm, err := ws.Create(workspace.CreateSpec{Directory: t.TempDir(), WindowID: c.win,
+			Command: []string{"sh", "-c", "echo MARK-" + c.mark + "; exec sleep 1000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[c.mark] = tm.ID
+	}
+	return ws, ci, ids
+}
+
+// TestSessionStepWindow: prefix ) and ( go to the next and previous
+// window, wrapping around; the tab area, status line and detach message
+// follow the window.
+func TestSessionStepWindow(t *testing.T) {
+	ws, ci, _ := twoWindows(t)
+	c := startClient(t, ws, Hello{Cols: 80, Rows: 24})
+	c.waitText("MARK-main-1")
+	for i, step := range []struct{ key, mark, window string }{
+		{")", "MARK-ci", "ci"},
+		{")", "MARK-main-1", "main"}, // wraps
+		{"(", "MARK-ci", "ci"},       // wraps back
+		{"(", "MARK-main-1", "main"},
+	} {
+		c.send(prefix + step.key)
+		c.waitFor(step.mark, func(text string) bool {
+			return strings.Contains(text, step.mark) && strings.HasSuffix(c.row(23), step.window)
+		})
+		if step.window == "main" && strings.Contains(c.text(), "MARK-ci") || step.window == "ci" && strings.Contains(c.text(), "MARK-main") {
+			t.Fatalf("step %d: the other window's tab still shows:\n%s", i, c.text())
+		}
+	}
+	c.send(prefix + ")")
+	c.waitFor("ci", func(string) bool { return strings.HasSuffix(c.row(23), "ci") })
+	c.send(prefix + "d")
+	<-c.done
+	if want := "detached from window ci (" + ci.ID + ")"; c.exit.Message != want {
+		t.Errorf("detach message %q, want %q", c.exit.Message, want)
+	}
+}
+
+// TestSessionWindowClosed: a client of a window that closes moves to
+// another window and says so; prefix & asks before it closes one, and
+// refuses the last.
+func TestSessionWindowClosed(t *testing.T) {
+	ws, ci, ids := twoWindows(t)
+	c := startClient(t, ws, Hello{Target: ci.ID, Cols: 80, Rows: 24})
+	c.waitText("MARK-ci")
+	if _, _, err := ws.CloseWindow(ci.ID); err != nil {
+		t.Fatal(err)
+	}
+	c.waitText("MARK-main-1")
+	c.waitText("was closed")
+	if _, err := ws.Get(ids["ci"]); err == nil {
+		t.Errorf("tab %s of the closed window is still open", ids["ci"])
+	}
+
+	c.send(prefix + "&")
+	c.waitText("the only window")
+	ws.CreateWindow("spare")
+	c.send(prefix + "&")
+	c.waitText("close window main (w1) and its 2 tabs? y/n")
+	c.send("n")
+	c.waitText("kept window main (w1)")
+	c.send(prefix + "&" + "y")
+	c.waitText("window main (w1) was closed")
+	for _, id := range []string{ids["main-1"], ids["main-2"]} {
+		if _, err := ws.Get(id); err == nil {
+			t.Errorf("tab %s of closed window main is still open", id)
+		}
+	}
+}
+
+// TestSessionMoveTab: prefix . moves the shown tab to a window by name,
+// making one for a new name; the client stays, showing the neighbour, and
+// follows the tab when it was the window's last.
+func TestSessionMoveTab(t *testing.T) {
+	ws, ci, ids := twoWindows(t)
+	c := startClient(t, ws, Hello{Target: ids["main-2"], Cols: 80, Rows: 24})
+	c.waitText("MARK-main-2")
+	c.send(prefix + ".")
+	c.waitText("move 2:")
+	c.send("ci\r")
+	c.waitText("moved " + ids["main-2"] + " to window ci (" + ci.ID + ")")
+	c.waitText("MARK-main-1")
+	if tm, _ := ws.Get(ids["main-2"]); tm.WindowID != ci.ID {
+		t.Errorf("tab %s is in window %q, want %s", tm.ID, tm.WindowID, ci.ID)
+	}
+	c.send(prefix + "." + "w77\r")
+	c.waitText("no window w77")
+	c.send(prefix + "." + "ops\r")
+	// It was main's last tab: the client follows it.
+	c.waitText("followed " + ids["main-1"] + " to window ops")
+	c.waitFor("window ops on the status line", func(string) bool { return strings.HasSuffix(c.row(23), "ops") })
+	c.waitText("MARK-main-1")
+}
+
+// TestTreeChooser: the tree shows every window, the client's open with
+// its tabs' directories and programs; → opens another, Enter on its tab
+// switches there, x asks to close a tab.
+func TestTreeChooser(t *testing.T) {
+	ws, _, ids := twoWindows(t)
+	c := startClient(t, ws, Hello{Cols: 100, Rows: 24})
+	c.waitText("MARK-main-1")
+	c.send(prefix + "w")
+	c.waitText("▾ main (w1)  2 tabs  *")
+	c.waitText("▸ ci (w2)  1 tab")
+	c.waitText("2:")
+	c.waitText("sleep")
+	c.send("jj")     // main-2, then ci
+	c.send("\x1b[C") // open ci
+	c.send("j")      // ci's tab
+	c.waitText("▾ ci (w2)")
+	c.send("\r")
+	c.waitText("MARK-ci")
+	c.waitFor("ci on the status line", func(string) bool { return strings.HasSuffix(c.row(23), "ci") })
+	c.send(prefix + "w" + "x")
+	c.waitText("close tab 1:")
+	c.send("y")
+	// ci's last tab closed: as when prefix x closes it, the client ends.
+	<-c.done
+	if want := "window ci (w2) has no tabs left"; c.exit.Message != want {
+		t.Errorf("exit message %q, want %q", c.exit.Message, want)
+	}
+	if _, err := ws.Get(ids["ci"]); err == nil {
+		t.Errorf("tab %s closed from the tree is still open", ids["ci"])
+	}
+}
+
+// TestTreeLineParts: the helpers of a tree row.
+func TestTreeLineParts(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	for _, c := range []struct{ in, want string }{
+		{homeDir("/home/u"), "~"},
+		{homeDir("/home/u/src/app"), "~/src/app"},
+		{homeDir("/home/user2"), "/home/user2"},
+		{cutLeft("/a/b/c", 10), "/a/b/c"},
+		{cutLeft("/very/long/path/to/project", 10), "…o/project"},
+		{windowLabel("w2", "ci"), "ci (w2)"},
+		{windowLabel("w3", "w3"), "w3"},
+		{windowLabel("w4", "\x1b[31mred"), "[31mred (w4)"},
+	} {
+		if c.in != c.want {
+			t.Errorf("got %q, want %q", c.in, c.want)
+		}
+	}
+	for s, want := range map[string]bool{"w1": true, "w12": true, "w": false, "wx": false, "ci": false, "t3": false} {
+		if isWindowID(s) != want {
+			t.Errorf("isWindowID(%q) = %v", s, !want)
+		}
+	}
+}
