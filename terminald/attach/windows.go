@@ -117,25 +117,39 @@ func (s *session) leaveWindow(win *workspace.Window, wins []workspace.Window) bo
 		return false
 	}
 	gone := s.windowLabel()
-	next := wins[0].ID
-	if i := slices.Index(s.winOrder, s.winID); i >= 0 {
-		exists := func(id string) bool {
-			return slices.ContainsFunc(wins, func(w workspace.Window) bool { return w.ID == id })
+	s.switchWindow(nextWindow(s.winOrder, s.winID, wins), "")
+	s.setMessage(fmt.Sprintf("window %s was closed; this is window %s", gone, s.windowLabel()))
+	return s.winID != old
+}
+
+// nextWindow is where the clients of closed window gone go: the first
+// window after it in order (as the session last saw the order), else
+// the last before it, preferring windows that have tabs (an empty one
+// gets a new tab from each client that comes).
+func nextWindow(order []string, gone string, wins []workspace.Window) string {
+	byID := map[string]workspace.Window{}
+	for _, w := range wins {
+		byID[w.ID] = w
+	}
+	i := slices.Index(order, gone)
+	var cands []string
+	if i >= 0 {
+		cands = append(cands, order[i+1:]...)
+		for j := i - 1; j >= 0; j-- {
+			cands = append(cands, order[j])
 		}
-		if j := slices.IndexFunc(s.winOrder[i+1:], exists); j >= 0 {
-			next = s.winOrder[i+1+j]
-		} else {
-			for j := i - 1; j >= 0; j-- {
-				if exists(s.winOrder[j]) {
-					next = s.winOrder[j]
-					break
-				}
+	}
+	for _, w := range wins {
+		cands = append(cands, w.ID) // windows made since
+	}
+	for _, needTabs := range []bool{true, false} {
+		for _, id := range cands {
+			if w, ok := byID[id]; ok && (!needTabs || len(w.TabIDs) > 0) {
+				return id
 			}
 		}
 	}
-	s.switchWindow(next, "")
-	s.setMessage(fmt.Sprintf("window %s was closed; this is window %s", gone, s.windowLabel()))
-	return s.winID != old
+	return wins[0].ID
 }
 
 // windowLabel names the session's window for messages: "ci (w2)".

@@ -170,3 +170,26 @@ func TestTreeLineParts(t *testing.T) {
 		}
 	}
 }
+
+// TestNextWindow: where the clients of a closed window go.
+func TestNextWindow(t *testing.T) {
+	win := func(id string, tabs ...string) workspace.Window { return workspace.Window{ID: id, TabIDs: tabs} }
+	for _, c := range []struct {
+		name  string
+		order []string
+		gone  string
+		wins  []workspace.Window
+		want  string
+	}{
+		{"the one after", []string{"w1", "w2", "w3"}, "w2", []workspace.Window{win("w1", "t1"), win("w3", "t3")}, "w3"},
+		{"the last one: the one before", []string{"w1", "w2", "w3"}, "w3", []workspace.Window{win("w1", "t1"), win("w2", "t2")}, "w2"},
+		{"an empty one skipped", []string{"w1", "w2", "w3"}, "w2", []workspace.Window{win("w1", "t1"), win("w3")}, "w1"},
+		{"only empty ones", []string{"w1", "w2", "w3"}, "w2", []workspace.Window{win("w1"), win("w3")}, "w3"},
+		{"one made since", []string{"w1"}, "w1", []workspace.Window{win("w4", "t4")}, "w4"},
+		{"never seen", nil, "w9", []workspace.Window{win("w1"), win("w2", "t2")}, "w2"},
+	} {
+		if got := nextWindow(c.order, c.gone, c.wins); got != c.want {
+			t.Errorf("%s: nextWindow = %s, want %s", c.name, got, c.want)
+		}
+	}
+}
