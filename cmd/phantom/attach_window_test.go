@@ -95,6 +95,19 @@ func TestAttachWindowsSwitch(t *testing.T) {
 	o.waitText("CI-TEXT")
 	o.statusEnds("ci")
 
+	// phantom upgrade: the client reconnects to the window it showed
+	// (ci), not to the one it was started on; the tree marks it.
+	if out, err := in.run("upgrade"); err != nil {
+		t.Fatalf("phantom upgrade: %v\n%s", err, out)
+	}
+	eventually(t, "the client back on ci after the upgrade", func() (bool, string) {
+		o.prefix("w")
+		defer o.keys("Escape")
+		s := o.screen()
+		return strings.Contains(s, "▾ ci (w2)  1 tab  *") && strings.Contains(s, "▸ main (w1)"), s
+	})
+	o.statusEnds("ci")
+
 	o.prefix("d")
 	eventually(t, "the detach message", func() (bool, string) {
 		done, _ := o.exited()

@@ -59,6 +59,10 @@ type Options struct {
 	// which switches its tab only while its human is not typing, and
 	// shows a notice otherwise (focus.go).
 	Focus *Focuses
+	// Window, when set, is told the window the session shows, from the
+	// session's goroutine (as send is): as it starts and at each switch
+	// (windows.go), so that the client can come back to it.
+	Window func(id string) error
 }
 
 // Hello opens a session.
@@ -219,6 +223,11 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	s.applyLive()
 	if err := s.start(h); err != nil {
 		return Exit{}, err
+	}
+	if o.Window != nil {
+		if err := o.Window(s.winID); err != nil {
+			return Exit{}, fmt.Errorf("send the window to the client: %w", err)
+		}
 	}
 	if o.Focus != nil {
 		s.focusIn = newFocusInbox(s.winID)

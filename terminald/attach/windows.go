@@ -91,6 +91,10 @@ func (s *session) retarget(id string) {
 	if s.o.Focus != nil && s.focusIn != nil {
 		s.o.Focus.move(s.focusIn, id)
 	}
+	if s.o.Window != nil {
+		// A failed send shows at the next frame's.
+		_ = s.o.Window(id)
+	}
 	s.statusOld, s.needFull, s.needFrame, s.statusStale = true, true, true, true
 }
 

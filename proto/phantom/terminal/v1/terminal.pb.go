@@ -3388,6 +3388,7 @@ type AttachResponse struct {
 	//
 	//	*AttachResponse_Output
 	//	*AttachResponse_Exit
+	//	*AttachResponse_WindowId
 	Msg           isAttachResponse_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3448,6 +3449,15 @@ func (x *AttachResponse) GetExit() *AttachExit {
 	return nil
 }
 
+func (x *AttachResponse) GetWindowId() string {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachResponse_WindowId); ok {
+			return x.WindowId
+		}
+	}
+	return ""
+}
+
 type isAttachResponse_Msg interface {
 	isAttachResponse_Msg()
 }
@@ -3462,9 +3472,18 @@ type AttachResponse_Exit struct {
 	Exit *AttachExit `protobuf:"bytes,2,opt,name=exit,proto3,oneof"`
 }
 
+type AttachResponse_WindowId struct {
+	// The window the session shows from now on: sent as it starts and
+	// whenever the human switches windows, so that a client that
+	// reconnects (after phantom upgrade) comes back to that window.
+	WindowId string `protobuf:"bytes,3,opt,name=window_id,json=windowId,proto3,oneof"`
+}
+
 func (*AttachResponse_Output) isAttachResponse_Msg() {}
 
 func (*AttachResponse_Exit) isAttachResponse_Msg() {}
+
+func (*AttachResponse_WindowId) isAttachResponse_Msg() {}
 
 // AttachExit says why an attach session ended.
 type AttachExit struct {
@@ -4550,10 +4569,11 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04cols\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04cols\x12\x1e\n" +
 	"\x04rows\x18\x02 \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04rows\"h\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04rows\"\x87\x01\n" +
 	"\x0eAttachResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x125\n" +
-	"\x04exit\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachExitH\x00R\x04exitB\x05\n" +
+	"\x04exit\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachExitH\x00R\x04exit\x12\x1d\n" +
+	"\twindow_id\x18\x03 \x01(\tH\x00R\bwindowIdB\x05\n" +
 	"\x03msg\"6\n" +
 	"\n" +
 	"AttachExit\x12\x18\n" +
@@ -4844,6 +4864,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 	file_phantom_terminal_v1_terminal_proto_msgTypes[43].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
+		(*AttachResponse_WindowId)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
