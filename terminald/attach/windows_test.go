@@ -13,7 +13,7 @@ const prefix = "\x1c"
 // twoWindows is a workspace with window main (tabs printing MARK-main-1
 // and MARK-main-2) and window ci (a tab printing MARK-ci), the tab ids
 // by marker.
-func twoWindows(t *testing.T) (*workspace.Workspace, workspace.Window, map[string]string) {
+func twoWindows(t testing.TB) (*workspace.Workspace, workspace.Window, map[string]string) {
 	t.Helper()
 	ws := newWorkspace(t)
 	ci := ws.CreateWindow("ci")
@@ -192,4 +192,62 @@ func TestNextWindow(t *testing.T) {
 			t.Errorf("%s: nextWindow = %s, want %s", c.name, got, c.want)
 		}
 	}
+}
+
+// TestSessionSwitchMovesFocusInbox: after a switch, agents' focus
+// requests for the new window reach the client, and those for the old
+// one no longer count it.
+func TestSessionSwitchMovesFocusInbox(t *testing.T) {
+	ws, ci, _ := twoWindows(t)
+	f := NewFocuses()
+	c := startClientWith(t, Options{Workspace: ws, Focus: f}, Hello{Cols: 80, Rows: 24})
+	c.waitText("MARK-main-1")
+	if f.Attached("w1") != 1 || f.Attached(ci.ID) != 0 {
+		t.Fatalf("before the switch: %d clients of w1, %d of ci", f.Attached("w1"), f.Attached(ci.ID))
+	}
+	c.send(prefix + ")")
+	c.waitText("MARK-ci")
+	if f.Attached("w1") != 0 || f.Attached(ci.ID) != 1 {
+		t.Errorf("after the switch: %d clients of w1, %d of ci", f.Attached("w1"), f.Attached(ci.ID))
+	}
+}
+
+// FuzzTreeKeys: any bytes typed into the tree leave it consistent: no
+// panic, the highlighted row within the rows, and the session on a
+// window that exists.
+func FuzzTreeKeys(f *testing.F) {
+	for _, seed := range []string{"jjl\r", "\x1b[C\x1b[Bx", "kkkh-+l%", "j\"", "\x1b", "q", "jlj\r", "\x1c", "x"} {
+		f.Add([]byte(seed))
+	}
+	ws, _, _ := twoWindows(f)
+	f.Fuzz(func(t *testing.T, keys []byte) {
+		s := &session{o: Options{Workspace: ws, Prefix: DefaultPrefix}, ws: ws, cols: 80, rows: 24,
+			dirty: make(chan struct{}, 1), winID: "w1"}
+		defer func() {
+			for _, l := range s.root.leaves(nil) {
+				l.pane.close()
+			}
+			s.bg.Wait()
+		}()
+		s.openTree()
+		s.chooseKeys(keys)
+		if s.mode == modeChoose {
+			if rows := s.treeRows(); s.chosen < 0 || s.chosen >= len(rows) {
+				t.Fatalf("row %d highlighted of %d", s.chosen, len(rows))
+			}
+			s.chooseBox()
+		}
+		if !slicesContainsWindow(ws.Windows(), s.winID) {
+			t.Fatalf("the session is on window %q, which does not exist", s.winID)
+		}
+	})
+}
+
+func slicesContainsWindow(wins []workspace.Window, id string) bool {
+	for _, w := range wins {
+		if w.ID == id {
+			return true
+		}
+	}
+	return false
 }
