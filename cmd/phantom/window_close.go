@@ -26,8 +26,12 @@ func windowCloseCmd() *cobra.Command {
 				}
 				resp, err := tc.CloseWindow(ctx, &terminalv1.CloseWindowRequest{WindowId: w.GetId()})
 				if err == nil {
-					fmt.Printf("closed window %s (%s) and %s\n", resp.GetWindow().GetName(), resp.GetWindow().GetId(),
-						plural(len(resp.GetClosedTerminalIds()), "its tab", fmt.Sprintf("its %d tabs", len(resp.GetClosedTerminalIds()))))
+					n := len(resp.GetClosedTerminalIds())
+					tabs := plural(n, "its tab", fmt.Sprintf("its %d tabs", n))
+					if n == 0 {
+						tabs = "no tab"
+					}
+					fmt.Printf("closed window %s (%s) and %s\n", resp.GetWindow().GetName(), resp.GetWindow().GetId(), tabs)
 				}
 				return err
 			})
