@@ -118,14 +118,18 @@ func TestAttachWindowsSwitch(t *testing.T) {
 
 // TestAttachWindowsNewTabInCallersWindow: `phantom new` typed into a tab
 // of window ci opens its tab in ci, and so does an agent's
-// create_terminal from a tab of ci; the human outside Phantom still
-// opens in the first window.
+// create_terminal from a tab of ci (--window is refused there); the
+// human outside Phantom still opens in the first window.
 func TestAttachWindowsNewTabInCallersWindow(t *testing.T) {
 	in := startPhantom(t)
 	mustPhantom(t, in.env, "window", "new", "ci")
 	a := newAttacker(t, in.env, "ci-shell", "--window", "ci")
 	if r := a.run(shellCmd(phantomBin, "new", "--name", "cli-in-ci")); r.code != 0 {
 		t.Fatalf("phantom new inside a tab of ci: %v", r)
+	}
+	// Inside a tab, --window is the human's (as windows' names are).
+	if r := a.run(shellCmd(phantomBin, "new", "--window", "w1", "--name", "elsewhere")); !refused(r) {
+		t.Errorf("phantom new --window w1 inside a tab of ci: want a refusal, got %v", r)
 	}
 	run := a.agent("tester", map[string]any{"op": "call", "tool": "create_terminal", "args": map[string]any{"name": "mcp-in-ci"}})
 	r := resultOf(t, waitStep(t, run.read, 0))
