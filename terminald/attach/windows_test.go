@@ -251,3 +251,22 @@ func slicesContainsWindow(wins []workspace.Window, id string) bool {
 	}
 	return false
 }
+
+// TestSessionSwitchKeepsLayouts: a window's splits stay the window's
+// while the client shows another, and come back with it.
+func TestSessionSwitchKeepsLayouts(t *testing.T) {
+	ws, _, ids := twoWindows(t)
+	c := startClient(t, ws, Hello{Target: ids["main-1"], Cols: 81, Rows: 24})
+	c.waitText("MARK-main-1")
+	c.send(prefix + "%")
+	split := func(string) bool { return strings.Contains(c.row(5), "│") }
+	c.waitFor("the split", split)
+	c.send(prefix + ")")
+	c.waitText("MARK-ci")
+	c.waitFor("ci unsplit", func(s string) bool { return !split(s) })
+	c.send(prefix + "(")
+	c.waitFor("main's split back", func(s string) bool { return split(s) && strings.Contains(s, "MARK-main-1") })
+	if l, _ := ws.WindowLayout("w1"); l.Root == nil {
+		t.Errorf("main lost its layout")
+	}
+}
