@@ -75,7 +75,7 @@ func (s *session) chooseBox() *sheetBox {
 	labelW := 0
 	for _, r := range rows {
 		if r.tab != nil {
-			labelW = max(labelW, textWidth(entryLabel(*r.tab, r.pos)))
+			labelW = max(labelW, plainWidth(entryLabel(*r.tab, r.pos)))
 		}
 	}
 	labelW = min(labelW, 28)
@@ -113,7 +113,7 @@ func (s *session) treeLine(r treeRow, labelW int) string {
 		return line
 	}
 	label := entryLabel(*r.tab, r.pos)
-	if w := textWidth(label); w < labelW {
+	if w := plainWidth(label); w < labelW {
 		label += strings.Repeat(" ", labelW-w)
 	}
 	return "    " + label + "  " + cutLeft(homeDir(sanitize(r.tab.Directory)), 30) + "  " + sanitize(r.tab.ForegroundName)
@@ -142,6 +142,16 @@ func homeDir(dir string) string {
 		return "~" + dir[len(home):]
 	}
 	return dir
+}
+
+// plainWidth is how many cells s, text without escape sequences, takes
+// (textWidth, which reads them, costs a screen a call).
+func plainWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += cellWidth(r)
+	}
+	return n
 }
 
 // cutLeft keeps the last n characters of s, … before them: a path's end

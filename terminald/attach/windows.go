@@ -77,8 +77,13 @@ func (s *session) switchWindow(id, tab string) {
 // at its top.
 func (s *session) retarget(id string) {
 	s.leaveCopy()
-	s.mode = modeNormal
+	if s.mode != modeSheet && s.mode != modeHelp {
+		// A prompt, question or tree was about the window left; a
+		// permission sheet is not.
+		s.mode = modeNormal
+	}
 	s.copy, s.drag = copyState{}, dragState{}
+	s.confirmID, s.confirmWin = "", ""
 	for _, l := range s.root.leaves(nil) {
 		l.pane.close()
 	}
