@@ -35,7 +35,7 @@ func (w *Workspace) CloseWindow(id string) (Window, []string, error) {
 	}
 	if len(w.windows) == 1 {
 		w.mu.Unlock()
-		return Window{}, nil, fmt.Errorf("window %s (%s) is the only window, and Phantom always keeps one: close its tabs instead, or stop Phantom with phantom down: %w",
+		return Window{}, nil, fmt.Errorf("window %s (%s) is the only window, which Phantom always keeps — close its tabs instead (phantom close), or stop Phantom (phantom down): %w",
 			win.name, win.id, errdefs.ErrFailedPrecondition)
 	}
 	info := w.windowInfoLocked(win)
