@@ -246,6 +246,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			// Taken before anything reads the sheets, so no change is missed.
 			sheets = s.o.Sheets.Changed()
 		}
+		// Taken before refresh reads the windows, so no change is missed.
+		windows := s.ws.WindowsChanged()
 		if !s.outputWake {
 			s.statusStale = true
 		}
@@ -289,6 +291,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			s.needFrame, s.outputWake = true, true
 		case <-s.layoutCh:
 			s.layoutCh = nil // read again at the top
+		case <-windows:
+			s.statusOld = true // windows.go
 		case <-s.focusWake():
 			// Taken at the top.
 		case <-sheets:

@@ -270,3 +270,23 @@ func TestSessionSwitchKeepsLayouts(t *testing.T) {
 		t.Errorf("main lost its layout")
 	}
 }
+
+// TestTreeFollowsWindows: an open tree shows a window made, renamed or
+// closed elsewhere at once, without a key.
+func TestTreeFollowsWindows(t *testing.T) {
+	ws, ci, _ := twoWindows(t)
+	c := startClient(t, ws, Hello{Cols: 100, Rows: 24})
+	c.waitText("MARK-main-1")
+	c.send(prefix + "w")
+	c.waitText("▸ ci (w2)")
+	ops := ws.CreateWindow("ops")
+	c.waitText("▸ ops (w3)  0 tabs")
+	if _, err := ws.RenameWindow(ops.ID, "deploy"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitText("▸ deploy (w3)")
+	if _, _, err := ws.CloseWindow(ops.ID); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("deploy gone", func(s string) bool { return !strings.Contains(s, "deploy") && strings.Contains(s, "▸ ci ("+ci.ID+")") })
+}

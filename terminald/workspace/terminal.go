@@ -406,6 +406,7 @@ func (w *Workspace) CreateWindow(name string) Window {
 		win.name = win.id
 	}
 	w.windows = append(w.windows, win)
+	w.winChanged.fire()
 	return w.windowInfoLocked(win)
 }
 

@@ -55,6 +55,7 @@ func (w *Workspace) CloseWindow(id string) (Window, []string, error) {
 	w.windows = slices.DeleteFunc(w.windows, func(x *windowEntry) bool { return x == win })
 	w.mu.Unlock()
 	w.layouts.set(id, WindowLayout{})
+	w.winChanged.fire()
 	// In parallel, as at shutdown: each hang-up waits for its processes.
 	var wg sync.WaitGroup
 	for i, e := range entries {
@@ -110,8 +111,42 @@ func (w *Workspace) MoveTab(id, windowID string) (Terminal, error) {
 	info := w.infoLocked(e)
 	w.mu.Unlock()
 	w.requestSave()
+	w.winChanged.fire()
 	for _, t := range append(changed, info) {
 		w.publish(Event{Kind: EventUpdated, Terminal: t})
 	}
 	return info, nil
 }
+
+// signal is a change signal: a channel closed and replaced at each
+// change, so that any number of waiters learn of it without a queue.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait is the channel the next change closes.
+func (sg *signal) wait() <-chan struct{} {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.ch == nil {
+		sg.ch = make(chan struct{})
+	}
+	return sg.ch
+}
+
+// fire closes the current channel.
+func (sg *signal) fire() {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.ch != nil {
+		close(sg.ch)
+		sg.ch = nil
+	}
+}
+
+// WindowsChanged is a channel closed at the next change to the windows
+// themselves — one made, renamed or closed, a tab moved between two —
+// which tab events do not all tell (a window with no tab has none):
+// attach's trees and status lines re-read the windows then.
+func (w *Workspace) WindowsChanged() <-chan struct{} { return w.winChanged.wait() }

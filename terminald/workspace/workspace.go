@@ -115,6 +115,8 @@ type Workspace struct {
 	closing  bool
 
 	layouts layouts // the windows' layouts (layout.go)
+	// winChanged signals changes to the windows (windows.go).
+	winChanged signal
 
 	// portsMu guards the last look at the listening sockets (lookPorts).
 	portsMu   sync.Mutex
