@@ -288,5 +288,7 @@ func TestTreeFollowsWindows(t *testing.T) {
 	if _, _, err := ws.CloseWindow(ops.ID); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("deploy gone", func(s string) bool { return !strings.Contains(s, "deploy") && strings.Contains(s, "▸ ci ("+ci.ID+")") })
+	c.waitFor("deploy gone", func(s string) bool {
+		return !strings.Contains(s, "deploy") && strings.Contains(s, "▸ ci ("+ci.ID+")")
+	})
 }
