@@ -105,9 +105,9 @@ func (s *session) retarget(id string) {
 
 // leaveWindow moves the session elsewhere when its window is gone (win
 // nil: closed) or has no tab left, and reports whether it did: a closed
-// window's clients go to the window after it in the order last seen (else
-// the one before); a window that lost its last tab to a move is left for
-// the window the tab went to. Otherwise the session ends, as before.
+// window's clients go to a neighbour (nextWindow); a window that lost its
+// last tab to a move is left for the window the tab went to. A window
+// whose last tab closed still ends the session, as before.
 func (s *session) leaveWindow(win *workspace.Window, wins []workspace.Window) bool {
 	old := s.winID
 	if win != nil {
