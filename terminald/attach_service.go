@@ -58,8 +58,11 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		}
 	}()
 	creds, _ := peercred.FromContext(stream.Context()) // who answers sheets here, for authz's audit log
+	window := func(id string) error {
+		return stream.Send(&terminalv1.AttachResponse{Msg: &terminalv1.AttachResponse_WindowId{WindowId: id}})
+	}
 	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live, Focus: s.focuses,
-		Grants: s.grants, Buffers: s.buffers},
+		Grants: s.grants, Buffers: s.buffers, Window: window},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),

@@ -111,6 +111,11 @@ func TestAgentsSeeNoProgramTextOfOtherTabs(t *testing.T) {
 		r4, err := s.MoveToGroup(agent, &terminalv1.MoveToGroupRequest{TerminalId: human})
 		must(t, err)
 		check("MoveToGroup", r4)
+		// (The guard refuses MoveTerminal inside Phantom; its answer is
+		// redacted all the same.) To its own window: nothing moves.
+		rm, err := s.MoveTerminal(agent, &terminalv1.MoveTerminalRequest{TerminalId: human, WindowId: "w1"})
+		must(t, err)
+		check("MoveTerminal", rm)
 		r5, err := s.SetAgentState(agent, &terminalv1.SetAgentStateRequest{TerminalId: human})
 		must(t, err)
 		check("SetAgentState", r5)

@@ -170,6 +170,8 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 			// human's to choose (workspace/persist.go).
 			terminalv1.TerminalService_KeepCommand_FullMethodName:    "marking a command to run again at restore is for the human: run phantom keep-command in a terminal outside Phantom",
 			terminalv1.TerminalService_RestoreSession_FullMethodName: "only phantom up, outside Phantom, restores the saved session",
+			terminalv1.TerminalService_CloseWindow_FullMethodName:    "windows are the human's: closing one is refused inside Phantom (the human closes it from outside, or in attach)",
+			terminalv1.TerminalService_MoveTerminal_FullMethodName:   "windows are the human's: moving a tab to another window is refused inside Phantom (the human moves it from outside, or in attach)",
 		},
 		ClientName: func(tabID string) string {
 			t, _ := ws.Get(tabID)

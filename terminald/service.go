@@ -87,7 +87,7 @@ func (s *Service) CreateTerminal(ctx context.Context, r *terminalv1.CreateTermin
 	}
 	t, err := s.ws.Create(workspace.CreateSpec{
 		Directory: dir, Worktree: r.GetWorktree(), GroupID: r.GetGroupId(),
-		Agent: r.GetAgent(), Name: r.GetName(), WindowID: r.GetWindowId(), Command: r.GetCommand(),
+		Agent: r.GetAgent(), Name: r.GetName(), WindowID: s.callerWindow(ctx, r), Command: r.GetCommand(),
 		Cols: int(r.GetCols()), Rows: int(r.GetRows()), ByAgent: forAgent(ctx),
 		Sandbox: r.GetSandbox() || s.callerSandboxed(ctx), Within: s.callerRules(ctx), EditorSocket: r.GetEditorSocket(),
 		AgentClient: s.callerClient(ctx), OpenedBy: callerTab(ctx),

@@ -77,6 +77,8 @@ func runAttach(target string) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("read the terminal size: %w", err)
 	}
+	// target0 is what a reconnection asks for: the window the session
+	// last said it shows (prefix ( and ) switch it), else the target.
 	target0 := target
 	stream, first, closeStream, err := openAttach(target0, cols, rows)
 	if err != nil {
@@ -94,7 +96,7 @@ func runAttach(target string) (int, error) {
 	var exit *terminalv1.AttachExit
 	var typed []byte // keys typed while reconnecting
 	for {
-		exit, err = attachLoop(stream, first, typed, keys, out, probe)
+		exit, err = attachLoop(stream, first, typed, keys, out, probe, &target0)
 		closeStream()
 		// terminald went away: killed (the stream broke) or upgraded
 		// (it said it is shutting down). With a holder its tabs live on
@@ -271,7 +273,7 @@ func readTerminal(probe *clipboardProbe) <-chan []byte {
 
 // attachLoop copies keys and size changes to terminald and frames to the
 // terminal until the session's exit message.
-func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv1.AttachResponse, typed []byte, keys <-chan []byte, out int, probe *clipboardProbe) (*terminalv1.AttachExit, error) {
+func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv1.AttachResponse, typed []byte, keys <-chan []byte, out int, probe *clipboardProbe, window *string) (*terminalv1.AttachExit, error) {
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	defer signal.Stop(winch)
@@ -328,6 +330,8 @@ func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv
 			}
 		case *terminalv1.AttachResponse_Exit:
 			return m.Exit, nil
+		case *terminalv1.AttachResponse_WindowId:
+			*window = m.WindowId
 		}
 		var err error
 		resp, err = stream.Recv()

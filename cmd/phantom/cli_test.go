@@ -69,6 +69,12 @@ func TestCLIErrorsExitCodes(t *testing.T) {
 		{[]string{"close", "main:9"}, exitNotFound, "window main has 3 tabs, so no tab 9"},
 		{[]string{"send", "w7:1", "x"}, exitNotFound, `window "w7" not found`},
 		{[]string{"window", "rename", "nowin", "x"}, exitNotFound, `window "nowin" not found`},
+		{[]string{"window", "close"}, exitUsage, "takes 1 argument, got 0"},
+		{[]string{"window", "close", "nowin"}, exitNotFound, `window "nowin" not found`},
+		{[]string{"window", "close", "main"}, exitFailure, "is the only window"},
+		{[]string{"window", "move", "t1"}, exitUsage, "takes 2 arguments, got 1"},
+		{[]string{"window", "move", "t99", "main"}, exitNotFound, `tab "t99" not found`},
+		{[]string{"window", "move", "1", "nowin"}, exitNotFound, `window "nowin" not found`},
 		{[]string{"group", "rename", "nogroup", "x"}, exitNotFound, `group "nogroup" not found`},
 		{[]string{"new", "--dir", "no/such/dir"}, exitUsage, "no/such/dir"},
 	}

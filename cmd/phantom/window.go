@@ -10,14 +10,14 @@ import (
 	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
-// windowCmd is `phantom window new|ls|rename`.
+// windowCmd is `phantom window new|ls|rename|close|move`.
 func windowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "window",
-		Short: "Create, list and rename windows",
+		Short: "Create, list, rename and close windows; move tabs between them",
 		RunE:  subcommandsOnly,
 	}
-	cmd.AddCommand(windowNewCmd(), windowLsCmd(), windowRenameCmd())
+	cmd.AddCommand(windowNewCmd(), windowLsCmd(), windowRenameCmd(), windowCloseCmd(), windowMoveCmd())
 	return cmd
 }
 

@@ -39,7 +39,14 @@ var commands = []Command{
 	{"select-tab-8", []string{"8"}, "tab by number"},
 	{"select-tab-9", []string{"9"}, "tab by number"},
 	{"select-tab", []string{"'"}, "tab by number (past 9): type it, Enter"},
-	{"choose-tab", []string{"w"}, "choose a tab from a list"},
+	{"choose-tree", []string{"w"}, "choose a window or tab from a tree (x closes, % \" split)"},
+	// choose-tab is choose-tree's old name, kept for config.json files
+	// that bind it; the tree replaced the list of one window's tabs.
+	{"choose-tab", nil, "choose a window or tab from a tree (x closes, % \" split)"},
+	{"previous-window", []string{"("}, "previous / next window"},
+	{"next-window", []string{")"}, "previous / next window"},
+	{"close-window", []string{"&"}, "close the window and its tabs (asks y/n)"},
+	{"move-tab", []string{"."}, "move the tab to another window (a new name makes one)"},
 	{"new-tab", []string{"c"}, "new tab in this tab's directory"},
 	{"split-right", []string{"%"}, "split: a new tab beside / below"},
 	{"split-below", []string{`"`}, "split: a new tab beside / below"},

@@ -10,7 +10,7 @@ import (
 )
 
 // The boxes drawn over the tab besides the permission sheet: the key list
-// (prefix ?) and the tab chooser (prefix w), which reaches tabs past 9.
+// (prefix ?) and the tree of windows and tabs (prefix w, tree.go).
 
 // keyList is the key list prefix ? shows, each entry a key and what it
 // does: the bound commands of config.Commands (commands sharing a help
@@ -118,66 +118,3 @@ func legendLines(width int) []string {
 
 // prefixName writes the prefix key as config.json does.
 func prefixName(p byte) string { return config.KeyName(string(rune(p))) }
-
-// chooseBox lists the window's tabs, the highlighted one in inverse
-// video.
-func (s *session) chooseBox() *sheetBox {
-	inner := max(min(s.cols-4, 72), 1)
-	area := s.rows - 1
-	// The list scrolls to keep the highlighted tab in view; two rows for
-	// the border, one for the keys.
-	room := max(area-3, 1)
-	first := max(min(s.chosen-room/2, len(s.tabs)-room), 0)
-	var body [][]screen.Cell
-	for i := first; i < len(s.tabs) && i < first+room; i++ {
-		t := s.tabs[i]
-		st := stylePlain
-		if i == s.chosen {
-			st = styleChosen
-		}
-		line := s.tabLabel(t.ID) + stateMarks(t)
-		body = wrap(body, []span{{Visible(line), st}}, inner, len(body)+1)
-	}
-	body = wrap(body, []span{{"↑↓", styleBold}, {" move  ", stylePlain}, {"Enter", styleBold}, {" show  ", stylePlain}, {"% \"", styleBold}, {" split  ", stylePlain}, {"Esc", styleBold}, {" cancel", stylePlain}}, inner, len(body)+1)
-	return s.placeBox(body, " tabs ")
-}
-
-// chooseKeys moves through the tab chooser and returns the bytes left
-// over when a key closes it.
-func (s *session) chooseKeys(b []byte) []byte {
-	for len(b) > 0 && s.mode == modeChoose {
-		n := 1
-		switch c := b[0]; {
-		case c == 'q' || c == 0x03 || (c == 0x1b && len(b) == 1):
-			s.mode, s.needFull = modeNormal, true
-		case c == 0x1b:
-			n = escLen(b)
-			switch string(b[:n]) {
-			case "\x1b[A", "\x1bOA":
-				s.chosen = max(s.chosen-1, 0)
-			case "\x1b[B", "\x1bOB":
-				s.chosen = min(s.chosen+1, len(s.tabs)-1)
-			}
-		case c == 'k':
-			s.chosen = max(s.chosen-1, 0)
-		case c == 'j':
-			s.chosen = min(s.chosen+1, len(s.tabs)-1)
-		case c == '\r' || c == '\n':
-			s.mode, s.needFull = modeNormal, true
-			if s.chosen >= 0 && s.chosen < len(s.tabs) {
-				s.focus(s.tabs[s.chosen].ID)
-			}
-		case c == '%' || c == '"':
-			// Show the highlighted tab in a split beside (below) this one.
-			s.mode, s.needFull = modeNormal, true
-			if s.chosen >= 0 && s.chosen < len(s.tabs) {
-				s.splitWith(s.tabs[s.chosen].ID, c == '"')
-			}
-		case c == s.o.Prefix:
-			s.mode, s.needFull = modeNormal, true
-			s.prefixed = true
-		}
-		b = b[n:]
-	}
-	return b
-}

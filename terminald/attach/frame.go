@@ -272,6 +272,9 @@ func (s *session) statusLine() []screen.Cell {
 		si.Prompt = s.promptText()
 	case modeConfirm:
 		si.Prompt = fmt.Sprintf("close tab %s? y/n", s.tabLabel(s.confirmID))
+		if s.confirmWin != "" {
+			si.Prompt = s.closeWindowPrompt()
+		}
 	case modeCopy:
 		if si.Right == "" && s.fp != nil {
 			c := &s.copy
@@ -312,13 +315,4 @@ func (s *session) tabLabel(id string) string {
 		}
 	}
 	return id
-}
-
-// windowLabel names the window for the user: its name, or its id when it
-// has none (the name is what the status line shows).
-func (s *session) windowLabel() string {
-	if name := sanitize(s.winName); name != "" {
-		return name
-	}
-	return s.winID
 }

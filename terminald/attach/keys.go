@@ -210,7 +210,12 @@ var commandFuncs = map[string]func(*session){
 	"select-tab-8":    func(s *session) { s.focusNumber(8) },
 	"select-tab-9":    func(s *session) { s.focusNumber(9) },
 	"select-tab":      func(s *session) { s.startPrompt(promptTabNumber, "") },
-	"choose-tab":      func(s *session) { s.mode, s.chosen, s.needFull = modeChoose, max(s.focusedIndex(), 0), true },
+	"choose-tree":     (*session).openTree,
+	"choose-tab":      (*session).openTree,
+	"previous-window": func(s *session) { s.stepWindow(-1) },
+	"next-window":     func(s *session) { s.stepWindow(1) },
+	"close-window":    func(s *session) { s.askCloseWindow(s.winID) },
+	"move-tab":        (*session).startMoveTab,
 	"new-tab":         (*session).newTab,
 	"split-right":     func(s *session) { s.splitWith("", false) },
 	"split-below":     func(s *session) { s.splitWith("", true) },
@@ -281,7 +286,7 @@ func (s *session) newTab() {
 func (s *session) askClose() {
 	if s.tabID != "" {
 		s.leaveCopy()
-		s.mode, s.confirmID = modeConfirm, s.tabID
+		s.mode, s.confirmID, s.confirmWin = modeConfirm, s.tabID, ""
 	}
 }
 
@@ -328,6 +333,7 @@ const (
 	promptSearchDown                   // copy mode: search towards the end
 	promptSearchUp                     // copy mode: search towards the start
 	promptCommand                      // a command line (prefix :), cmdline.go
+	promptMoveTab                      // the window the shown tab moves to (windows.go)
 )
 
 // startPrompt opens the status line prompt with text.
@@ -353,6 +359,8 @@ func (s *session) promptText() string {
 		label = "search up: "
 	case promptCommand:
 		label = ":"
+	case promptMoveTab:
+		label = s.moveTabPrompt()
 	}
 	return label + sanitize(string(s.prompt))
 }
@@ -379,6 +387,8 @@ func (s *session) promptDone() {
 		}
 		s.copy.back = s.promptKind == promptSearchUp
 		s.searchNext(false)
+	case promptMoveTab:
+		s.moveTab(text)
 	}
 }
 
@@ -431,6 +441,13 @@ func (s *session) promptKeys(b []byte) []byte {
 // keeps the tab.
 func (s *session) confirmKeys(b []byte) []byte {
 	s.mode = modeNormal
+	if s.confirmWin != "" {
+		s.confirmCloseWindow(b[0] == 'y' || b[0] == 'Y') // windows.go
+		if b[0] == 0x1b {
+			return b[escLen(b):]
+		}
+		return b[1:]
+	}
 	if b[0] == 'y' || b[0] == 'Y' {
 		s.closeTab(s.confirmID)
 		return b[1:]

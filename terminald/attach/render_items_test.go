@@ -88,13 +88,12 @@ func TestKeyListDescriptions(t *testing.T) {
 // TestWindowLabel checks how the detach message names the window.
 func TestWindowLabel(t *testing.T) {
 	for _, c := range []struct{ name, id, want string }{
-		{"build", "w1", "build"},
+		{"build", "w1", "build (w1)"},
 		{"", "w2", "w2"},
-		{"\x1b[31m", "w3", "[31m"},
+		{"\x1b[31m", "w3", "[31m (w3)"},
 		{"\x07", "w4", "w4"},
 	} {
-		s := &session{winName: c.name, winID: c.id}
-		if got := s.windowLabel(); got != c.want {
+		if got := windowLabel(c.id, c.name); got != c.want {
 			t.Errorf("windowLabel(%q, %q) = %q, want %q", c.name, c.id, got, c.want)
 		}
 	}

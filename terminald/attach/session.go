@@ -65,6 +65,10 @@ type Options struct {
 	// Grants, when set, are authz's grants and audit log for the grants
 	// view (prefix g, grantsview.go); revocations there are the human's.
 	Grants Grants
+	// Window, when set, is told the window the session shows, from the
+	// session's goroutine (as send is): as it starts and at each switch
+	// (windows.go), so that the client can come back to it.
+	Window func(id string) error
 }
 
 // Hello opens a session.
@@ -173,7 +177,10 @@ type session struct {
 	clipboard  Clipboard     // where the client puts copies
 	color      clientColor   // what the client said of 24-bit colour (truecolor.go)
 	confirmID  string        // modeConfirm: the tab to close
-	chosen     int           // modeChoose: the highlighted tab
+	confirmWin string        // modeConfirm: the window to close, instead (windows.go)
+	winOrder   []string      // the windows' ids in order, as last listed
+	chosen     int           // modeChoose: the highlighted row of the tree
+	tree       treeState     // modeChoose: the tree of windows and tabs (tree.go)
 	pending    []byte        // the start of a mouse report cut by a read
 	drag       dragState     // a mouse button held in the tab area
 	hits       []tabHit      // where the status line shows each tab
@@ -235,6 +242,11 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	if err := s.start(h); err != nil {
 		return Exit{}, err
 	}
+	if o.Window != nil {
+		if err := o.Window(s.winID); err != nil {
+			return Exit{}, fmt.Errorf("send the window to the client: %w", err)
+		}
+	}
 	if o.Focus != nil {
 		s.focusIn = newFocusInbox(s.winID)
 		defer o.Focus.join(s.focusIn)()
@@ -252,6 +264,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			// Taken before anything reads the sheets, so no change is missed.
 			sheets = s.o.Sheets.Changed()
 		}
+		// Taken before refresh reads the windows, so no change is missed.
+		windows := s.ws.WindowsChanged()
 		if !s.outputWake {
 			s.statusStale = true
 		}
@@ -296,6 +310,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			s.needFrame, s.outputWake = true, true
 		case <-s.layoutCh:
 			s.layoutCh = nil // read again at the top
+		case <-windows:
+			s.statusOld = true // windows.go
 		case <-s.focusWake():
 			// Taken at the top.
 		case <-sheets:
@@ -388,13 +404,18 @@ func (s *session) refresh() error {
 	s.statusOld = false
 	s.needFrame = true
 	var win *workspace.Window
-	for _, w := range s.ws.Windows() {
+	wins := s.ws.Windows()
+	for _, w := range wins {
 		if w.ID == s.winID {
 			win = &w
 			break
 		}
 	}
 	if win == nil || len(win.TabIDs) == 0 {
+		if s.leaveWindow(win, wins) { // windows.go
+			s.syncLayout()
+			return s.refresh()
+		}
 		msg := fmt.Sprintf("window %s has no tabs left", s.windowLabel())
 		if s.ws.Stopping() {
 			// phantom down hung the tabs up: say what happened, not
@@ -405,6 +426,10 @@ func (s *session) refresh() error {
 		return nil
 	}
 	s.winName = win.Name
+	s.winOrder = s.winOrder[:0]
+	for _, w := range wins {
+		s.winOrder = append(s.winOrder, w.ID)
+	}
 	s.tabs = s.tabs[:0]
 	for _, t := range s.ws.List() {
 		if t.WindowID == s.winID {

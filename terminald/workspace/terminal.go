@@ -411,6 +411,7 @@ func (w *Workspace) CreateWindow(name string) Window {
 		win.name = win.id
 	}
 	w.windows = append(w.windows, win)
+	w.winChanged.fire()
 	return w.windowInfoLocked(win)
 }
 

@@ -23,6 +23,7 @@ func (w *Workspace) RenameWindow(id, name string) (Window, error) {
 	info := w.windowInfoLocked(win)
 	w.mu.Unlock()
 	w.requestSave()
+	w.winChanged.fire()
 	for _, tab := range info.TabIDs {
 		if t, err := w.Get(tab); err == nil {
 			w.publish(Event{Kind: EventUpdated, Terminal: t})

@@ -115,6 +115,8 @@ type Workspace struct {
 	closing  bool
 
 	layouts layouts // the windows' layouts (layout.go)
+	// winChanged signals changes to the windows (windows.go).
+	winChanged signal
 
 	// portsMu guards the last look at the listening sockets (lookPorts).
 	portsMu   sync.Mutex
@@ -647,14 +649,20 @@ func (w *Workspace) Close(id string) error {
 	}
 	info := w.infoLocked(e)
 	w.mu.Unlock()
+	w.hangUp(e, info)
+	return nil
+}
 
+// hangUp ends a tab already taken out of the workspace (info is how it
+// was just before): its processes are hung up, its tab-state file
+// removed, and watchers learn it closed.
+func (w *Workspace) hangUp(e *tabEntry, info Terminal) {
 	e.close()
-	os.Remove(tabstate.Path(w.tabDir, id))
+	os.Remove(tabstate.Path(w.tabDir, e.id))
 	w.requestSave()
 	info.Idle = false
 	info.Exited, info.ExitCode = e.exitStatus()
 	w.publish(Event{Kind: EventClosed, Terminal: info})
-	return nil
 }
 
 // Shutdown closes every tab (hanging up every shell) and every watcher.

@@ -3464,6 +3464,7 @@ type AttachResponse struct {
 	//
 	//	*AttachResponse_Output
 	//	*AttachResponse_Exit
+	//	*AttachResponse_WindowId
 	Msg           isAttachResponse_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3524,6 +3525,15 @@ func (x *AttachResponse) GetExit() *AttachExit {
 	return nil
 }
 
+func (x *AttachResponse) GetWindowId() string {
+	if x != nil {
+		if x, ok := x.Msg.(*AttachResponse_WindowId); ok {
+			return x.WindowId
+		}
+	}
+	return ""
+}
+
 type isAttachResponse_Msg interface {
 	isAttachResponse_Msg()
 }
@@ -3538,9 +3548,18 @@ type AttachResponse_Exit struct {
 	Exit *AttachExit `protobuf:"bytes,2,opt,name=exit,proto3,oneof"`
 }
 
+type AttachResponse_WindowId struct {
+	// The window the session shows from now on: sent as it starts and
+	// whenever the human switches windows, so that a client that
+	// reconnects (after phantom upgrade) comes back to that window.
+	WindowId string `protobuf:"bytes,3,opt,name=window_id,json=windowId,proto3,oneof"`
+}
+
 func (*AttachResponse_Output) isAttachResponse_Msg() {}
 
 func (*AttachResponse_Exit) isAttachResponse_Msg() {}
+
+func (*AttachResponse_WindowId) isAttachResponse_Msg() {}
 
 // AttachExit says why an attach session ended.
 type AttachExit struct {
@@ -4036,6 +4055,208 @@ func (x *UpdateWindowResponse) GetWindow() *Window {
 	return nil
 }
 
+// CloseWindowRequest names the window to close.
+type CloseWindowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window.
+	WindowId      string `protobuf:"bytes,1,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseWindowRequest) Reset() {
+	*x = CloseWindowRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseWindowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseWindowRequest) ProtoMessage() {}
+
+func (x *CloseWindowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseWindowRequest.ProtoReflect.Descriptor instead.
+func (*CloseWindowRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *CloseWindowRequest) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+// CloseWindowResponse says what was closed.
+type CloseWindowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window as it was just before it closed.
+	Window *Window `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
+	// The tabs that were closed with it.
+	ClosedTerminalIds []string `protobuf:"bytes,2,rep,name=closed_terminal_ids,json=closedTerminalIds,proto3" json:"closed_terminal_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *CloseWindowResponse) Reset() {
+	*x = CloseWindowResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseWindowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseWindowResponse) ProtoMessage() {}
+
+func (x *CloseWindowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseWindowResponse.ProtoReflect.Descriptor instead.
+func (*CloseWindowResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *CloseWindowResponse) GetWindow() *Window {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+func (x *CloseWindowResponse) GetClosedTerminalIds() []string {
+	if x != nil {
+		return x.ClosedTerminalIds
+	}
+	return nil
+}
+
+// MoveTerminalRequest names a tab and the window it moves to.
+type MoveTerminalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab.
+	TerminalId string `protobuf:"bytes,1,opt,name=terminal_id,json=terminalId,proto3" json:"terminal_id,omitempty"`
+	// The window it moves to.
+	WindowId      string `protobuf:"bytes,2,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTerminalRequest) Reset() {
+	*x = MoveTerminalRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTerminalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTerminalRequest) ProtoMessage() {}
+
+func (x *MoveTerminalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTerminalRequest.ProtoReflect.Descriptor instead.
+func (*MoveTerminalRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *MoveTerminalRequest) GetTerminalId() string {
+	if x != nil {
+		return x.TerminalId
+	}
+	return ""
+}
+
+func (x *MoveTerminalRequest) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+// MoveTerminalResponse returns the moved tab.
+type MoveTerminalResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tab in its new window.
+	Terminal      *Terminal `protobuf:"bytes,1,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTerminalResponse) Reset() {
+	*x = MoveTerminalResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTerminalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTerminalResponse) ProtoMessage() {}
+
+func (x *MoveTerminalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTerminalResponse.ProtoReflect.Descriptor instead.
+func (*MoveTerminalResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *MoveTerminalResponse) GetTerminal() *Terminal {
+	if x != nil {
+		return x.Terminal
+	}
+	return nil
+}
+
 // SendKeysRequest names a tab and the keys to type into it.
 type SendKeysRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4053,7 +4274,7 @@ type SendKeysRequest struct {
 
 func (x *SendKeysRequest) Reset() {
 	*x = SendKeysRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4065,7 +4286,7 @@ func (x *SendKeysRequest) String() string {
 func (*SendKeysRequest) ProtoMessage() {}
 
 func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4078,7 +4299,7 @@ func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
 func (*SendKeysRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SendKeysRequest) GetTerminalId() string {
@@ -4116,7 +4337,7 @@ type SendKeysResponse struct {
 
 func (x *SendKeysResponse) Reset() {
 	*x = SendKeysResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4128,7 +4349,7 @@ func (x *SendKeysResponse) String() string {
 func (*SendKeysResponse) ProtoMessage() {}
 
 func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4141,7 +4362,7 @@ func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
 func (*SendKeysResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *SendKeysResponse) GetTerminal() *Terminal {
@@ -4173,7 +4394,7 @@ type KeepCommandRequest struct {
 
 func (x *KeepCommandRequest) Reset() {
 	*x = KeepCommandRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4185,7 +4406,7 @@ func (x *KeepCommandRequest) String() string {
 func (*KeepCommandRequest) ProtoMessage() {}
 
 func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4198,7 +4419,7 @@ func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeepCommandRequest.ProtoReflect.Descriptor instead.
 func (*KeepCommandRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *KeepCommandRequest) GetTerminalId() string {
@@ -4230,7 +4451,7 @@ type KeepCommandResponse struct {
 
 func (x *KeepCommandResponse) Reset() {
 	*x = KeepCommandResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4242,7 +4463,7 @@ func (x *KeepCommandResponse) String() string {
 func (*KeepCommandResponse) ProtoMessage() {}
 
 func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4255,7 +4476,7 @@ func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeepCommandResponse.ProtoReflect.Descriptor instead.
 func (*KeepCommandResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *KeepCommandResponse) GetCommand() string {
@@ -4288,7 +4509,7 @@ type RestoreSessionRequest struct {
 
 func (x *RestoreSessionRequest) Reset() {
 	*x = RestoreSessionRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4300,7 +4521,7 @@ func (x *RestoreSessionRequest) String() string {
 func (*RestoreSessionRequest) ProtoMessage() {}
 
 func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4313,7 +4534,7 @@ func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSessionRequest.ProtoReflect.Descriptor instead.
 func (*RestoreSessionRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{62}
 }
 
 // RestoreSessionResponse says what came back.
@@ -4335,7 +4556,7 @@ type RestoreSessionResponse struct {
 
 func (x *RestoreSessionResponse) Reset() {
 	*x = RestoreSessionResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4347,7 +4568,7 @@ func (x *RestoreSessionResponse) String() string {
 func (*RestoreSessionResponse) ProtoMessage() {}
 
 func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4360,7 +4581,7 @@ func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSessionResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSessionResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{59}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RestoreSessionResponse) GetFile() string {
@@ -4668,10 +4889,11 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04cols\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04cols\x12\x1e\n" +
 	"\x04rows\x18\x02 \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04rows\"h\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x01R\x04rows\"\x87\x01\n" +
 	"\x0eAttachResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x125\n" +
-	"\x04exit\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachExitH\x00R\x04exitB\x05\n" +
+	"\x04exit\x18\x02 \x01(\v2\x1f.phantom.terminal.v1.AttachExitH\x00R\x04exit\x12\x1d\n" +
+	"\twindow_id\x18\x03 \x01(\tH\x00R\bwindowIdB\x05\n" +
 	"\x03msg\"6\n" +
 	"\n" +
 	"AttachExit\x12\x18\n" +
@@ -4703,7 +4925,18 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x04name\"K\n" +
 	"\x14UpdateWindowResponse\x123\n" +
-	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"~\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\"<\n" +
+	"\x12CloseWindowRequest\x12&\n" +
+	"\twindow_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bwindowId\"z\n" +
+	"\x13CloseWindowResponse\x123\n" +
+	"\x06window\x18\x01 \x01(\v2\x1b.phantom.terminal.v1.WindowR\x06window\x12.\n" +
+	"\x13closed_terminal_ids\x18\x02 \x03(\tR\x11closedTerminalIds\"i\n" +
+	"\x13MoveTerminalRequest\x12*\n" +
+	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"terminalId\x12&\n" +
+	"\twindow_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bwindowId\"Q\n" +
+	"\x14MoveTerminalResponse\x129\n" +
+	"\bterminal\x18\x01 \x01(\v2\x1d.phantom.terminal.v1.TerminalR\bterminal\"~\n" +
 	"\x0fSendKeysRequest\x12*\n" +
 	"\vterminal_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"terminalId\x12\x1f\n" +
@@ -4734,7 +4967,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x85\x1b\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xcc\x1c\n" +
 	"\x0fTerminalService\x12\xa7\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
@@ -4775,7 +5008,9 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
 	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12`\n" +
 	"\vKeepCommand\x12'.phantom.terminal.v1.KeepCommandRequest\x1a(.phantom.terminal.v1.KeepCommandResponse\x12i\n" +
-	"\x0eRestoreSession\x12*.phantom.terminal.v1.RestoreSessionRequest\x1a+.phantom.terminal.v1.RestoreSessionResponse\x12\xa7\x01\n" +
+	"\x0eRestoreSession\x12*.phantom.terminal.v1.RestoreSessionRequest\x1a+.phantom.terminal.v1.RestoreSessionResponse\x12`\n" +
+	"\vCloseWindow\x12'.phantom.terminal.v1.CloseWindowRequest\x1a(.phantom.terminal.v1.CloseWindowResponse\x12c\n" +
+	"\fMoveTerminal\x12(.phantom.terminal.v1.MoveTerminalRequest\x1a).phantom.terminal.v1.MoveTerminalResponse\x12\xa7\x01\n" +
 	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"N\xc2\xf3\x18J\n" +
 	"\tsend_keys\x18\x018\x03B\x0f\b\x02\x12\vterminal_idJ\x04keysJ\aliteralX\x01b\x17Send keys to a terminal\x1a\r\xc2\xf3\x18\tterminaldBEZCgithub.com/phantom-dev/phantom/proto/phantom/terminal/v1;terminalv1b\x06proto3"
 
@@ -4792,7 +5027,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
 	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
@@ -4852,12 +5087,16 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*DescribeSandboxResponse)(nil),    // 55: phantom.terminal.v1.DescribeSandboxResponse
 	(*UpdateWindowRequest)(nil),        // 56: phantom.terminal.v1.UpdateWindowRequest
 	(*UpdateWindowResponse)(nil),       // 57: phantom.terminal.v1.UpdateWindowResponse
-	(*SendKeysRequest)(nil),            // 58: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),           // 59: phantom.terminal.v1.SendKeysResponse
-	(*KeepCommandRequest)(nil),         // 60: phantom.terminal.v1.KeepCommandRequest
-	(*KeepCommandResponse)(nil),        // 61: phantom.terminal.v1.KeepCommandResponse
-	(*RestoreSessionRequest)(nil),      // 62: phantom.terminal.v1.RestoreSessionRequest
-	(*RestoreSessionResponse)(nil),     // 63: phantom.terminal.v1.RestoreSessionResponse
+	(*CloseWindowRequest)(nil),         // 58: phantom.terminal.v1.CloseWindowRequest
+	(*CloseWindowResponse)(nil),        // 59: phantom.terminal.v1.CloseWindowResponse
+	(*MoveTerminalRequest)(nil),        // 60: phantom.terminal.v1.MoveTerminalRequest
+	(*MoveTerminalResponse)(nil),       // 61: phantom.terminal.v1.MoveTerminalResponse
+	(*SendKeysRequest)(nil),            // 62: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),           // 63: phantom.terminal.v1.SendKeysResponse
+	(*KeepCommandRequest)(nil),         // 64: phantom.terminal.v1.KeepCommandRequest
+	(*KeepCommandResponse)(nil),        // 65: phantom.terminal.v1.KeepCommandResponse
+	(*RestoreSessionRequest)(nil),      // 66: phantom.terminal.v1.RestoreSessionRequest
+	(*RestoreSessionResponse)(nil),     // 67: phantom.terminal.v1.RestoreSessionResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -4893,60 +5132,66 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	0,  // 30: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
 	5,  // 31: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
 	9,  // 32: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	5,  // 33: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	11, // 34: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	13, // 35: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	15, // 36: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	17, // 37: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	19, // 38: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	21, // 39: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	23, // 40: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	25, // 41: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	27, // 42: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	43, // 43: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	50, // 44: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	52, // 45: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	54, // 46: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	29, // 47: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	31, // 48: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	33, // 49: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	35, // 50: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	37, // 51: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	39, // 52: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	41, // 53: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	56, // 54: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	60, // 55: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
-	62, // 56: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
-	58, // 57: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 58: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 59: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 60: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 61: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 62: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 63: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 64: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 65: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 66: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	48, // 67: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	51, // 68: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	53, // 69: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	55, // 70: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 71: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 72: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 73: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 74: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 75: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 76: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 77: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	57, // 78: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	61, // 79: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
-	63, // 80: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
-	59, // 81: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	58, // [58:82] is the sub-list for method output_type
-	34, // [34:58] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	9,  // 33: phantom.terminal.v1.CloseWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 34: phantom.terminal.v1.MoveTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 35: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 36: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 37: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 38: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 39: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 40: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 41: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 42: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 43: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 44: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	43, // 45: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	50, // 46: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	52, // 47: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	54, // 48: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 49: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 50: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 51: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 52: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 53: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 54: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 55: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	56, // 56: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	64, // 57: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
+	66, // 58: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
+	58, // 59: phantom.terminal.v1.TerminalService.CloseWindow:input_type -> phantom.terminal.v1.CloseWindowRequest
+	60, // 60: phantom.terminal.v1.TerminalService.MoveTerminal:input_type -> phantom.terminal.v1.MoveTerminalRequest
+	62, // 61: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 62: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 63: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 64: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 65: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 66: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 67: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 68: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 69: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 70: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	48, // 71: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	51, // 72: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	53, // 73: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	55, // 74: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 75: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 76: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 77: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 78: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 79: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 80: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 81: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	57, // 82: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	65, // 83: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
+	67, // 84: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
+	59, // 85: phantom.terminal.v1.TerminalService.CloseWindow:output_type -> phantom.terminal.v1.CloseWindowResponse
+	61, // 86: phantom.terminal.v1.TerminalService.MoveTerminal:output_type -> phantom.terminal.v1.MoveTerminalResponse
+	63, // 87: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	62, // [62:88] is the sub-list for method output_type
+	36, // [36:62] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -4969,15 +5214,16 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 	file_phantom_terminal_v1_terminal_proto_msgTypes[44].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
+		(*AttachResponse_WindowId)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[56].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[60].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   60,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

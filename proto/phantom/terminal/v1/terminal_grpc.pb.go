@@ -42,6 +42,8 @@ const (
 	TerminalService_UpdateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/UpdateWindow"
 	TerminalService_KeepCommand_FullMethodName     = "/phantom.terminal.v1.TerminalService/KeepCommand"
 	TerminalService_RestoreSession_FullMethodName  = "/phantom.terminal.v1.TerminalService/RestoreSession"
+	TerminalService_CloseWindow_FullMethodName     = "/phantom.terminal.v1.TerminalService/CloseWindow"
+	TerminalService_MoveTerminal_FullMethodName    = "/phantom.terminal.v1.TerminalService/MoveTerminal"
 	TerminalService_SendKeys_FullMethodName        = "/phantom.terminal.v1.TerminalService/SendKeys"
 )
 
@@ -149,6 +151,16 @@ type TerminalServiceClient interface {
 	// tab yet; `phantom up` calls it once terminald serves. Refused to
 	// callers inside Phantom.
 	RestoreSession(ctx context.Context, in *RestoreSessionRequest, opts ...grpc.CallOption) (*RestoreSessionResponse, error)
+	// Closes a window and every tab in it (their processes are hung up, as
+	// CloseTerminal does); its groups and layout go with it. The last
+	// window is never closed. Attached clients of the window move to
+	// another one. The human's only: refused inside Phantom.
+	CloseWindow(ctx context.Context, in *CloseWindowRequest, opts ...grpc.CallOption) (*CloseWindowResponse, error)
+	// Moves a tab to another window, where it becomes the last tab: it
+	// keeps its id, its processes and its scrollback, leaves its old
+	// window's layout and its group (groups belong to a window). The
+	// human's only: refused inside Phantom.
+	MoveTerminal(ctx context.Context, in *MoveTerminalRequest, opts ...grpc.CallOption) (*MoveTerminalResponse, error)
 	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
 	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
 	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
@@ -409,6 +421,26 @@ func (c *terminalServiceClient) RestoreSession(ctx context.Context, in *RestoreS
 	return out, nil
 }
 
+func (c *terminalServiceClient) CloseWindow(ctx context.Context, in *CloseWindowRequest, opts ...grpc.CallOption) (*CloseWindowResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseWindowResponse)
+	err := c.cc.Invoke(ctx, TerminalService_CloseWindow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *terminalServiceClient) MoveTerminal(ctx context.Context, in *MoveTerminalRequest, opts ...grpc.CallOption) (*MoveTerminalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveTerminalResponse)
+	err := c.cc.Invoke(ctx, TerminalService_MoveTerminal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) SendKeys(ctx context.Context, in *SendKeysRequest, opts ...grpc.CallOption) (*SendKeysResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SendKeysResponse)
@@ -523,6 +555,16 @@ type TerminalServiceServer interface {
 	// tab yet; `phantom up` calls it once terminald serves. Refused to
 	// callers inside Phantom.
 	RestoreSession(context.Context, *RestoreSessionRequest) (*RestoreSessionResponse, error)
+	// Closes a window and every tab in it (their processes are hung up, as
+	// CloseTerminal does); its groups and layout go with it. The last
+	// window is never closed. Attached clients of the window move to
+	// another one. The human's only: refused inside Phantom.
+	CloseWindow(context.Context, *CloseWindowRequest) (*CloseWindowResponse, error)
+	// Moves a tab to another window, where it becomes the last tab: it
+	// keeps its id, its processes and its scrollback, leaves its old
+	// window's layout and its group (groups belong to a window). The
+	// human's only: refused inside Phantom.
+	MoveTerminal(context.Context, *MoveTerminalRequest) (*MoveTerminalResponse, error)
 	// Types keys into a tab, busy or idle: C-c stops what runs, ["y",
 	// "Enter"] answers a prompt, ["make test", "Enter"] types a line. Each
 	// item is a key name as tmux spells them (Enter Tab BTab Escape Space
@@ -609,6 +651,12 @@ func (UnimplementedTerminalServiceServer) KeepCommand(context.Context, *KeepComm
 }
 func (UnimplementedTerminalServiceServer) RestoreSession(context.Context, *RestoreSessionRequest) (*RestoreSessionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RestoreSession not implemented")
+}
+func (UnimplementedTerminalServiceServer) CloseWindow(context.Context, *CloseWindowRequest) (*CloseWindowResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseWindow not implemented")
+}
+func (UnimplementedTerminalServiceServer) MoveTerminal(context.Context, *MoveTerminalRequest) (*MoveTerminalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveTerminal not implemented")
 }
 func (UnimplementedTerminalServiceServer) SendKeys(context.Context, *SendKeysRequest) (*SendKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendKeys not implemented")
@@ -1030,6 +1078,42 @@ func _TerminalService_RestoreSession_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_CloseWindow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseWindowRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).CloseWindow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_CloseWindow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).CloseWindow(ctx, req.(*CloseWindowRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TerminalService_MoveTerminal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveTerminalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).MoveTerminal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_MoveTerminal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).MoveTerminal(ctx, req.(*MoveTerminalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_SendKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SendKeysRequest)
 	if err := dec(in); err != nil {
@@ -1138,6 +1222,14 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RestoreSession",
 			Handler:    _TerminalService_RestoreSession_Handler,
+		},
+		{
+			MethodName: "CloseWindow",
+			Handler:    _TerminalService_CloseWindow_Handler,
+		},
+		{
+			MethodName: "MoveTerminal",
+			Handler:    _TerminalService_MoveTerminal_Handler,
 		},
 		{
 			MethodName: "SendKeys",
