@@ -13,8 +13,12 @@ import (
 type StatusInfo struct {
 	// Window is the window's name.
 	Window string
-	// Tabs are the window's tabs in order.
+	// Tabs are the status line's entries in order, each as the tab of its
+	// focused pane (tmux's windows, shown by their active pane).
 	Tabs []workspace.Terminal
+	// Panes, when set, is a mark for each entry of Tabs: its pane count
+	// when it has several ("2", "2Z" zoomed), else "".
+	Panes []string
 	// Groups holds the window's groups by id.
 	Groups map[string]workspace.Group
 	// Focused is the id of the tab the client shows.
@@ -154,6 +158,9 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 			sb.WriteString(si.color(t.Color, false) + title + style)
 		} else {
 			sb.WriteString(title)
+		}
+		if i < len(si.Panes) && si.Panes[i] != "" {
+			sb.WriteString("[" + si.Panes[i] + "]")
 		}
 		if t.ID == si.Focused {
 			sb.WriteString("*")

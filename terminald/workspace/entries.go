@@ -205,3 +205,35 @@ func (w *Workspace) focusAfterCloseLocked(win *windowEntry, id string, i int) st
 	}
 	return win.tabs[min(i, len(win.tabs)-1)]
 }
+
+// PlaceEntry returns es with e at index i: in place of es[i], or before
+// it when insert is set (at the end when i is past it); e's tabs leave
+// every other entry, and entries left without panes go. es is not
+// changed.
+func PlaceEntry(es []Entry, i int, e Entry, insert bool) []Entry {
+	tabs := e.Tabs()
+	mine := func(t string) bool { return !slices.Contains(tabs, t) }
+	out := make([]Entry, 0, len(es)+1)
+	for j, o := range es {
+		if j == i {
+			out = append(out, e)
+			if !insert {
+				continue
+			}
+		}
+		root := o.Root.keep(mine, map[string]bool{})
+		if root == nil {
+			continue
+		}
+		o.Root = root
+		if ts := root.Tabs(nil); !slices.Contains(ts, o.Focused) {
+			o.Focused = ts[0]
+		}
+		o.Zoomed = o.Zoomed && root.Tab == ""
+		out = append(out, o)
+	}
+	if i >= len(es) || i < 0 {
+		out = append(out, e)
+	}
+	return out
+}

@@ -199,3 +199,33 @@ func TestEntriesStored(t *testing.T) {
 		t.Errorf("no such window, yet entries %v", es)
 	}
 }
+
+// TestPlaceEntry: an entry put in place or inserted takes its tabs out of
+// the other entries.
+func TestPlaceEntry(t *testing.T) {
+	es := []Entry{{Root: split(leaf("t1"), leaf("t2")), Focused: "t2"}, EntryLeaf("t3"), EntryLeaf("t4")}
+	tests := []struct {
+		name   string
+		i      int
+		e      Entry
+		insert bool
+		want   string
+	}{
+		{"replaced", 1, Entry{Root: split(leaf("t3"), leaf("t5")), Focused: "t5"}, false, "t1|t2* t3|t5* t4*"},
+		{"a pane taken from another entry", 1, Entry{Root: split(leaf("t3"), leaf("t2")), Focused: "t2"}, false, "t1* t3|t2* t4*"},
+		{"an entry emptied goes", 0, Entry{Root: split(leaf("t1"), leaf("t4")), Focused: "t1"}, false, "t1*|t4 t3*"},
+		{"inserted after the first", 1, EntryLeaf("t2"), true, "t1* t2* t3* t4*"},
+		{"inserted past the end", 9, EntryLeaf("t5"), true, "t1|t2* t3* t4* t5*"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := entriesText(es)
+			if got := entriesText(PlaceEntry(es, tt.i, tt.e, tt.insert)); got != tt.want {
+				t.Errorf("PlaceEntry = %q, want %q", got, tt.want)
+			}
+			if entriesText(es) != before {
+				t.Errorf("PlaceEntry changed its input")
+			}
+		})
+	}
+}

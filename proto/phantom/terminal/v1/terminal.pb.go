@@ -261,7 +261,7 @@ func (x AttachClipboard_State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttachClipboard_State.Descriptor instead.
 func (AttachClipboard_State) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40, 0}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44, 0}
 }
 
 // Process is a running process.
@@ -2979,6 +2979,200 @@ func (x *ListWindowsResponse) GetWindows() []*Window {
 	return nil
 }
 
+// ListEntriesRequest takes no arguments.
+type ListEntriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEntriesRequest) Reset() {
+	*x = ListEntriesRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEntriesRequest) ProtoMessage() {}
+
+func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
+}
+
+// ListEntriesResponse lists every window's entries.
+type ListEntriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The windows, in the order ListWindows lists them.
+	Windows       []*WindowEntries `protobuf:"bytes,1,rep,name=windows,proto3" json:"windows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEntriesResponse) Reset() {
+	*x = ListEntriesResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEntriesResponse) ProtoMessage() {}
+
+func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
+func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListEntriesResponse) GetWindows() []*WindowEntries {
+	if x != nil {
+		return x.Windows
+	}
+	return nil
+}
+
+// WindowEntries are one window's status-line entries, in order.
+type WindowEntries struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window's id.
+	WindowId string `protobuf:"bytes,1,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	// Its entries, numbered 1..n on the status line.
+	Entries       []*StatusEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WindowEntries) Reset() {
+	*x = WindowEntries{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WindowEntries) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WindowEntries) ProtoMessage() {}
+
+func (x *WindowEntries) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WindowEntries.ProtoReflect.Descriptor instead.
+func (*WindowEntries) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *WindowEntries) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+func (x *WindowEntries) GetEntries() []*StatusEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// StatusEntry is one status-line entry (tmux's window): a layout of
+// panes, each one tab.
+type StatusEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tabs of its panes, left to right, top to bottom.
+	TerminalIds []string `protobuf:"bytes,1,rep,name=terminal_ids,json=terminalIds,proto3" json:"terminal_ids,omitempty"`
+	// The tab of its focused pane, which the status line shows.
+	FocusedTerminalId string `protobuf:"bytes,2,opt,name=focused_terminal_id,json=focusedTerminalId,proto3" json:"focused_terminal_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *StatusEntry) Reset() {
+	*x = StatusEntry{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusEntry) ProtoMessage() {}
+
+func (x *StatusEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusEntry.ProtoReflect.Descriptor instead.
+func (*StatusEntry) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *StatusEntry) GetTerminalIds() []string {
+	if x != nil {
+		return x.TerminalIds
+	}
+	return nil
+}
+
+func (x *StatusEntry) GetFocusedTerminalId() string {
+	if x != nil {
+		return x.FocusedTerminalId
+	}
+	return ""
+}
+
 // CreateWindowRequest describes a new window.
 type CreateWindowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2990,7 +3184,7 @@ type CreateWindowRequest struct {
 
 func (x *CreateWindowRequest) Reset() {
 	*x = CreateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3196,7 @@ func (x *CreateWindowRequest) String() string {
 func (*CreateWindowRequest) ProtoMessage() {}
 
 func (x *CreateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3209,7 @@ func (x *CreateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWindowRequest.ProtoReflect.Descriptor instead.
 func (*CreateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateWindowRequest) GetName() string {
@@ -3036,7 +3230,7 @@ type CreateWindowResponse struct {
 
 func (x *CreateWindowResponse) Reset() {
 	*x = CreateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3048,7 +3242,7 @@ func (x *CreateWindowResponse) String() string {
 func (*CreateWindowResponse) ProtoMessage() {}
 
 func (x *CreateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3061,7 +3255,7 @@ func (x *CreateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWindowResponse.ProtoReflect.Descriptor instead.
 func (*CreateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CreateWindowResponse) GetWindow() *Window {
@@ -3089,7 +3283,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3101,7 +3295,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3114,7 +3308,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachRequest) GetMsg() isAttachRequest_Msg {
@@ -3205,7 +3399,7 @@ type AttachClipboard struct {
 
 func (x *AttachClipboard) Reset() {
 	*x = AttachClipboard{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3217,7 +3411,7 @@ func (x *AttachClipboard) String() string {
 func (*AttachClipboard) ProtoMessage() {}
 
 func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3230,7 +3424,7 @@ func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachClipboard.ProtoReflect.Descriptor instead.
 func (*AttachClipboard) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AttachClipboard) GetState() AttachClipboard_State {
@@ -3261,7 +3455,7 @@ type AttachHello struct {
 
 func (x *AttachHello) Reset() {
 	*x = AttachHello{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3273,7 +3467,7 @@ func (x *AttachHello) String() string {
 func (*AttachHello) ProtoMessage() {}
 
 func (x *AttachHello) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3286,7 +3480,7 @@ func (x *AttachHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachHello.ProtoReflect.Descriptor instead.
 func (*AttachHello) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AttachHello) GetTarget() string {
@@ -3337,7 +3531,7 @@ type AttachSize struct {
 
 func (x *AttachSize) Reset() {
 	*x = AttachSize{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3543,7 @@ func (x *AttachSize) String() string {
 func (*AttachSize) ProtoMessage() {}
 
 func (x *AttachSize) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3556,7 @@ func (x *AttachSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSize.ProtoReflect.Descriptor instead.
 func (*AttachSize) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AttachSize) GetCols() int32 {
@@ -3395,7 +3589,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3601,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3614,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AttachResponse) GetMsg() isAttachResponse_Msg {
@@ -3480,7 +3674,7 @@ type AttachExit struct {
 
 func (x *AttachExit) Reset() {
 	*x = AttachExit{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3492,7 +3686,7 @@ func (x *AttachExit) String() string {
 func (*AttachExit) ProtoMessage() {}
 
 func (x *AttachExit) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3505,7 +3699,7 @@ func (x *AttachExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachExit.ProtoReflect.Descriptor instead.
 func (*AttachExit) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AttachExit) GetMessage() string {
@@ -3537,7 +3731,7 @@ type SetAgentStateRequest struct {
 
 func (x *SetAgentStateRequest) Reset() {
 	*x = SetAgentStateRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3549,7 +3743,7 @@ func (x *SetAgentStateRequest) String() string {
 func (*SetAgentStateRequest) ProtoMessage() {}
 
 func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3562,7 +3756,7 @@ func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateRequest.ProtoReflect.Descriptor instead.
 func (*SetAgentStateRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetAgentStateRequest) GetTerminalId() string {
@@ -3597,7 +3791,7 @@ type SetAgentStateResponse struct {
 
 func (x *SetAgentStateResponse) Reset() {
 	*x = SetAgentStateResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3609,7 +3803,7 @@ func (x *SetAgentStateResponse) String() string {
 func (*SetAgentStateResponse) ProtoMessage() {}
 
 func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3622,7 +3816,7 @@ func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateResponse.ProtoReflect.Descriptor instead.
 func (*SetAgentStateResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetAgentStateResponse) GetTerminal() *Terminal {
@@ -3647,7 +3841,7 @@ type LocateProcessRequest struct {
 
 func (x *LocateProcessRequest) Reset() {
 	*x = LocateProcessRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3659,7 +3853,7 @@ func (x *LocateProcessRequest) String() string {
 func (*LocateProcessRequest) ProtoMessage() {}
 
 func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3672,7 +3866,7 @@ func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessRequest.ProtoReflect.Descriptor instead.
 func (*LocateProcessRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LocateProcessRequest) GetPid() int32 {
@@ -3707,7 +3901,7 @@ type LocateProcessResponse struct {
 
 func (x *LocateProcessResponse) Reset() {
 	*x = LocateProcessResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3913,7 @@ func (x *LocateProcessResponse) String() string {
 func (*LocateProcessResponse) ProtoMessage() {}
 
 func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3926,7 @@ func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessResponse.ProtoReflect.Descriptor instead.
 func (*LocateProcessResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LocateProcessResponse) GetInside() bool {
@@ -3767,7 +3961,7 @@ type DescribeSandboxRequest struct {
 
 func (x *DescribeSandboxRequest) Reset() {
 	*x = DescribeSandboxRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3779,7 +3973,7 @@ func (x *DescribeSandboxRequest) String() string {
 func (*DescribeSandboxRequest) ProtoMessage() {}
 
 func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3792,7 +3986,7 @@ func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeSandboxRequest.ProtoReflect.Descriptor instead.
 func (*DescribeSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DescribeSandboxRequest) GetTabId() string {
@@ -3817,7 +4011,7 @@ type DescribeSandboxResponse struct {
 
 func (x *DescribeSandboxResponse) Reset() {
 	*x = DescribeSandboxResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +4023,7 @@ func (x *DescribeSandboxResponse) String() string {
 func (*DescribeSandboxResponse) ProtoMessage() {}
 
 func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +4036,7 @@ func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeSandboxResponse.ProtoReflect.Descriptor instead.
 func (*DescribeSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DescribeSandboxResponse) GetSandboxed() bool {
@@ -3872,7 +4066,7 @@ type UpdateWindowRequest struct {
 
 func (x *UpdateWindowRequest) Reset() {
 	*x = UpdateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3884,7 +4078,7 @@ func (x *UpdateWindowRequest) String() string {
 func (*UpdateWindowRequest) ProtoMessage() {}
 
 func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3897,7 +4091,7 @@ func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *UpdateWindowRequest) GetWindowId() string {
@@ -3925,7 +4119,7 @@ type UpdateWindowResponse struct {
 
 func (x *UpdateWindowResponse) Reset() {
 	*x = UpdateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3937,7 +4131,7 @@ func (x *UpdateWindowResponse) String() string {
 func (*UpdateWindowResponse) ProtoMessage() {}
 
 func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3950,7 +4144,7 @@ func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowResponse.ProtoReflect.Descriptor instead.
 func (*UpdateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *UpdateWindowResponse) GetWindow() *Window {
@@ -3977,7 +4171,7 @@ type SendKeysRequest struct {
 
 func (x *SendKeysRequest) Reset() {
 	*x = SendKeysRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3989,7 +4183,7 @@ func (x *SendKeysRequest) String() string {
 func (*SendKeysRequest) ProtoMessage() {}
 
 func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4002,7 +4196,7 @@ func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
 func (*SendKeysRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SendKeysRequest) GetTerminalId() string {
@@ -4040,7 +4234,7 @@ type SendKeysResponse struct {
 
 func (x *SendKeysResponse) Reset() {
 	*x = SendKeysResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4246,7 @@ func (x *SendKeysResponse) String() string {
 func (*SendKeysResponse) ProtoMessage() {}
 
 func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4259,7 @@ func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
 func (*SendKeysResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SendKeysResponse) GetTerminal() *Terminal {
@@ -4319,7 +4513,16 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x06colors\x18\x01 \x03(\v2\x1f.phantom.terminal.v1.ThemeColorR\x06colors\"\x14\n" +
 	"\x12ListWindowsRequest\"L\n" +
 	"\x13ListWindowsResponse\x125\n" +
-	"\awindows\x18\x01 \x03(\v2\x1b.phantom.terminal.v1.WindowR\awindows\"3\n" +
+	"\awindows\x18\x01 \x03(\v2\x1b.phantom.terminal.v1.WindowR\awindows\"\x14\n" +
+	"\x12ListEntriesRequest\"S\n" +
+	"\x13ListEntriesResponse\x12<\n" +
+	"\awindows\x18\x01 \x03(\v2\".phantom.terminal.v1.WindowEntriesR\awindows\"h\n" +
+	"\rWindowEntries\x12\x1b\n" +
+	"\twindow_id\x18\x01 \x01(\tR\bwindowId\x12:\n" +
+	"\aentries\x18\x02 \x03(\v2 .phantom.terminal.v1.StatusEntryR\aentries\"`\n" +
+	"\vStatusEntry\x12!\n" +
+	"\fterminal_ids\x18\x01 \x03(\tR\vterminalIds\x12.\n" +
+	"\x13focused_terminal_id\x18\x02 \x01(\tR\x11focusedTerminalId\"3\n" +
 	"\x13CreateWindowRequest\x12\x1c\n" +
 	"\x04name\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\"K\n" +
 	"\x14CreateWindowResponse\x123\n" +
@@ -4397,7 +4600,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xb8\x19\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\x9a\x1a\n" +
 	"\x0fTerminalService\x12\xa7\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
@@ -4434,7 +4637,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\rmove_to_group \x018\x01B\x02\b\x01b\x1eMove a terminal tab to a group\x12\xa3\x01\n" +
 	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"5\xc2\xf3\x181\n" +
 	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01b\x12List theme colours\x12`\n" +
-	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
+	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12`\n" +
+	"\vListEntries\x12'.phantom.terminal.v1.ListEntriesRequest\x1a(.phantom.terminal.v1.ListEntriesResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
 	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12\xa7\x01\n" +
 	"\bSendKeys\x12$.phantom.terminal.v1.SendKeysRequest\x1a%.phantom.terminal.v1.SendKeysResponse\"N\xc2\xf3\x18J\n" +
@@ -4453,7 +4657,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
 	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
@@ -4496,24 +4700,28 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*ListThemeColorsResponse)(nil),    // 38: phantom.terminal.v1.ListThemeColorsResponse
 	(*ListWindowsRequest)(nil),         // 39: phantom.terminal.v1.ListWindowsRequest
 	(*ListWindowsResponse)(nil),        // 40: phantom.terminal.v1.ListWindowsResponse
-	(*CreateWindowRequest)(nil),        // 41: phantom.terminal.v1.CreateWindowRequest
-	(*CreateWindowResponse)(nil),       // 42: phantom.terminal.v1.CreateWindowResponse
-	(*AttachRequest)(nil),              // 43: phantom.terminal.v1.AttachRequest
-	(*AttachClipboard)(nil),            // 44: phantom.terminal.v1.AttachClipboard
-	(*AttachHello)(nil),                // 45: phantom.terminal.v1.AttachHello
-	(*AttachSize)(nil),                 // 46: phantom.terminal.v1.AttachSize
-	(*AttachResponse)(nil),             // 47: phantom.terminal.v1.AttachResponse
-	(*AttachExit)(nil),                 // 48: phantom.terminal.v1.AttachExit
-	(*SetAgentStateRequest)(nil),       // 49: phantom.terminal.v1.SetAgentStateRequest
-	(*SetAgentStateResponse)(nil),      // 50: phantom.terminal.v1.SetAgentStateResponse
-	(*LocateProcessRequest)(nil),       // 51: phantom.terminal.v1.LocateProcessRequest
-	(*LocateProcessResponse)(nil),      // 52: phantom.terminal.v1.LocateProcessResponse
-	(*DescribeSandboxRequest)(nil),     // 53: phantom.terminal.v1.DescribeSandboxRequest
-	(*DescribeSandboxResponse)(nil),    // 54: phantom.terminal.v1.DescribeSandboxResponse
-	(*UpdateWindowRequest)(nil),        // 55: phantom.terminal.v1.UpdateWindowRequest
-	(*UpdateWindowResponse)(nil),       // 56: phantom.terminal.v1.UpdateWindowResponse
-	(*SendKeysRequest)(nil),            // 57: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),           // 58: phantom.terminal.v1.SendKeysResponse
+	(*ListEntriesRequest)(nil),         // 41: phantom.terminal.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),        // 42: phantom.terminal.v1.ListEntriesResponse
+	(*WindowEntries)(nil),              // 43: phantom.terminal.v1.WindowEntries
+	(*StatusEntry)(nil),                // 44: phantom.terminal.v1.StatusEntry
+	(*CreateWindowRequest)(nil),        // 45: phantom.terminal.v1.CreateWindowRequest
+	(*CreateWindowResponse)(nil),       // 46: phantom.terminal.v1.CreateWindowResponse
+	(*AttachRequest)(nil),              // 47: phantom.terminal.v1.AttachRequest
+	(*AttachClipboard)(nil),            // 48: phantom.terminal.v1.AttachClipboard
+	(*AttachHello)(nil),                // 49: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),                 // 50: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),             // 51: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),                 // 52: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),       // 53: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),      // 54: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),       // 55: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),      // 56: phantom.terminal.v1.LocateProcessResponse
+	(*DescribeSandboxRequest)(nil),     // 57: phantom.terminal.v1.DescribeSandboxRequest
+	(*DescribeSandboxResponse)(nil),    // 58: phantom.terminal.v1.DescribeSandboxResponse
+	(*UpdateWindowRequest)(nil),        // 59: phantom.terminal.v1.UpdateWindowRequest
+	(*UpdateWindowResponse)(nil),       // 60: phantom.terminal.v1.UpdateWindowResponse
+	(*SendKeysRequest)(nil),            // 61: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),           // 62: phantom.terminal.v1.SendKeysResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -4538,66 +4746,70 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	5,  // 19: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
 	10, // 20: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
 	9,  // 21: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
-	9,  // 22: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	45, // 23: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	46, // 24: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	44, // 25: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
-	3,  // 26: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
-	46, // 27: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	48, // 28: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 29: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	5,  // 30: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	9,  // 31: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	5,  // 32: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	11, // 33: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	13, // 34: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	15, // 35: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	17, // 36: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	19, // 37: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	21, // 38: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	23, // 39: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	25, // 40: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	27, // 41: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	43, // 42: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	49, // 43: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	51, // 44: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	53, // 45: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	29, // 46: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	31, // 47: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	33, // 48: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	35, // 49: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	37, // 50: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	39, // 51: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	41, // 52: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	55, // 53: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	57, // 54: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 55: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 56: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 57: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 58: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 59: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 60: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 61: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 62: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 63: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	47, // 64: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	50, // 65: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	52, // 66: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	54, // 67: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 68: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 69: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 70: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 71: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 72: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 73: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 74: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	56, // 75: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	58, // 76: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	55, // [55:77] is the sub-list for method output_type
-	33, // [33:55] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	43, // 22: phantom.terminal.v1.ListEntriesResponse.windows:type_name -> phantom.terminal.v1.WindowEntries
+	44, // 23: phantom.terminal.v1.WindowEntries.entries:type_name -> phantom.terminal.v1.StatusEntry
+	9,  // 24: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	49, // 25: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	50, // 26: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	48, // 27: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
+	3,  // 28: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
+	50, // 29: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	52, // 30: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 31: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	5,  // 32: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 33: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 34: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 35: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 36: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 37: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 38: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 39: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 40: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 41: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 42: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 43: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	47, // 44: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	53, // 45: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	55, // 46: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	57, // 47: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 48: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 49: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 50: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 51: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 52: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 53: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 54: phantom.terminal.v1.TerminalService.ListEntries:input_type -> phantom.terminal.v1.ListEntriesRequest
+	45, // 55: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	59, // 56: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	61, // 57: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 58: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 59: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 60: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 61: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 62: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 63: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 64: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 65: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 66: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	51, // 67: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	54, // 68: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	56, // 69: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	58, // 70: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 71: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 72: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 73: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 74: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 75: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 76: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 77: phantom.terminal.v1.TerminalService.ListEntries:output_type -> phantom.terminal.v1.ListEntriesResponse
+	46, // 78: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	60, // 79: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	62, // 80: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	58, // [58:81] is the sub-list for method output_type
+	35, // [35:58] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -4610,13 +4822,13 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 	file_phantom_terminal_v1_terminal_proto_msgTypes[13].OneofWrappers = []any{}
 	file_phantom_terminal_v1_terminal_proto_msgTypes[17].OneofWrappers = []any{}
 	file_phantom_terminal_v1_terminal_proto_msgTypes[29].OneofWrappers = []any{}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[39].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[43].OneofWrappers = []any{
 		(*AttachRequest_Hello)(nil),
 		(*AttachRequest_Input)(nil),
 		(*AttachRequest_Resize)(nil),
 		(*AttachRequest_Clipboard)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[43].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[47].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
 	}
@@ -4626,7 +4838,7 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   55,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
