@@ -62,7 +62,7 @@ func TestTargets(t *testing.T) {
 	}{
 		{arg: "t9", tab: "t9"}, // ids go to terminald as they are
 		{arg: "shell", tab: "t1"},
-		{arg: "vim", tab: "t4"}, // a title, when no name fits
+		{arg: "vim", tab: "t4"},    // a title, when no name fits
 		{arg: "main:1", tab: "t4"}, // an entry: its focused pane's tab
 		{arg: "main:1.1", tab: "t1"},
 		{arg: "main:2", tab: "t2"},
