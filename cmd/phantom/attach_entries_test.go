@@ -58,6 +58,18 @@ func TestAttachEntries(t *testing.T) {
 	o.prefix("n")
 	o.waitFor("prefix n: entry 2", fullShown)
 
+	// phantom focus of a pane's tab shows its entry with that pane
+	// focused; back to the right pane, then to entry 2.
+	for _, f := range []struct{ arg, tab string }{{"1.1", "t1"}, {"1.2", "t2"}} {
+		if out, err := in.run("focus", f.arg); err != nil {
+			t.Fatalf("phantom focus %s: %v\n%s", f.arg, err, out)
+		}
+		o.waitFor("phantom focus "+f.arg+": entry 1 split", splitShown)
+		in.focusedTab(t, f.tab)
+	}
+	o.prefix("2")
+	o.waitFor("prefix 2: entry 2 full screen", fullShown)
+
 	// A click on entry 1 on the status line (row 24, 1-based).
 	status := o.status()
 	i := strings.Index(status, "1:")

@@ -158,6 +158,21 @@ func TestSessionEntries(t *testing.T) {
 		return split() && ws.Windows()[0].FocusedTab == t1.ID
 	})
 
+	// A focus from elsewhere (phantom focus, an agent's focus_terminal)
+	// and the chooser show the entry holding the tab, that pane focused.
+	c.send("\x1c2")
+	c.waitFor("entry 2", func(string) bool { return !split() })
+	if _, err := ws.Focus(t2); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the focused tab's entry, split", func(string) bool { return split() && ws.Windows()[0].FocusedTab == t2 })
+	c.send("\x1c2")
+	c.waitFor("entry 2", func(string) bool { return !split() })
+	c.send("\x1cw")
+	c.waitText("1.1:")
+	c.send("\x1b[A\x1b[A\x1b[A\r") // the first tab: t1, pane 1 of entry 1
+	c.waitFor("the chosen tab's entry, split", func(string) bool { return split() && ws.Windows()[0].FocusedTab == t1.ID })
+
 	// Zoom is the entry's.
 	c.send("\x1cz")
 	entries("entry 1 zoomed", t1.ID+"*|"+t2+"Z "+t3+"*")
