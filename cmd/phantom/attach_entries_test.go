@@ -80,6 +80,12 @@ func TestAttachEntries(t *testing.T) {
 	o.bytes([]byte(sgr(0, x, 23, false) + sgr(0, x, 23, true)))
 	o.waitFor("a click on 1: entry 1 split", splitShown)
 
+	// Inside a tab, the CLI learns the entries too (ListEntries is open
+	// there): phantom ls shows the panes' places.
+	o.literal("phantom ls | grep -o 'w1:[0-9.]*' | tr '\\n' ' '; echo")
+	o.keys("Enter")
+	o.waitText("w1:1.1 w1:1.2 w1:2")
+
 	// Positions count entries: 2 is entry 2's tab, 1 entry 1's focused
 	// pane (the right one, focused by the split), 1.1 its left pane.
 	reads := []struct{ arg, want, not string }{
