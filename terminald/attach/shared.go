@@ -93,6 +93,9 @@ func (s *session) syncLayout() {
 // focused pane when e does not hold it): panes of tabs already shown are
 // kept (with their views), others are opened or closed.
 func (s *session) showEntry(e workspace.Entry, focus string) {
+	if e.Root == nil {
+		return // the workspace's entries always have panes
+	}
 	old := map[string]*pane{}
 	for _, lf := range s.root.leaves(nil) {
 		old[lf.pane.tabID] = lf.pane
