@@ -192,4 +192,11 @@ func TestSessionEntries(t *testing.T) {
 	})
 	c.send("\x1c1")
 	c.waitFor("entry 1 now one pane", func(string) bool { return !split() && ws.Windows()[0].FocusedTab == t2 })
+
+	// The chooser lists the tabs in the entries' order.
+	c.send("\x1cw")
+	c.waitFor("the chooser in entry order", func(s string) bool {
+		i, j, k := strings.Index(s, "("+t2+")"), strings.Index(s, "("+t1.ID+")"), strings.Index(s, "("+t3+")")
+		return i >= 0 && i < j && j < k
+	})
 }

@@ -431,6 +431,7 @@ func (s *session) show(id string) error {
 	s.copy, s.drag = copyState{}, dragState{}
 	es, changed := s.ws.Entries(s.winID)
 	s.entries, s.layoutCh = es, changed
+	s.orderTabs()
 	i := workspace.EntryOf(es, id)
 	if i < 0 {
 		// Closed meanwhile; the close event brings the next focus.

@@ -69,7 +69,30 @@ func (s *session) publishLayout() {
 		return
 	}
 	s.entries = es
+	s.orderTabs()
 	s.ws.SetEntries(s.winID, es)
+}
+
+// orderTabs puts s.tabs in the entries' order, pane by pane, as the tab
+// chooser lists them: its numbers ("1.2:", "2:") then read in order.
+func (s *session) orderTabs() {
+	rank := map[string]int{}
+	for _, e := range s.entries {
+		for _, t := range e.Tabs() {
+			rank[t] = len(rank)
+		}
+	}
+	slices.SortStableFunc(s.tabs, func(a, b workspace.Terminal) int {
+		ra, oka := rank[a.ID]
+		rb, okb := rank[b.ID]
+		switch {
+		case oka != okb && oka:
+			return -1
+		case oka != okb:
+			return 1
+		}
+		return ra - rb
+	})
 }
 
 // syncLayout reads the window's entries and, when another client changed
@@ -78,6 +101,7 @@ func (s *session) syncLayout() {
 	es, changed := s.ws.Entries(s.winID)
 	s.layoutCh = changed
 	s.entries = es
+	s.orderTabs()
 	i := s.curEntry()
 	if i < 0 {
 		return // the panes' tabs are gone: refresh follows the window's focus
