@@ -1,10 +1,10 @@
 // Package attach is the human's view of a window (`phantom attach`): a
-// session shows one window's focused tab on a client terminal — or
-// several of its tabs side by side and stacked, in panes (layout.go,
-// panes.go; the window's layout, shared by its clients: shared.go) —
-// rendered by terminald from the tabs' screen models (full
+// session shows the window's focused entry (tmux's window) on a client
+// terminal: one tab, or several side by side and stacked, in panes
+// (layout.go, panes.go; the window's entries, shared by its clients:
+// shared.go), rendered by terminald from the tabs' screen models (full
 // redraw on attach, resize and tab switch; only changed rows after that),
-// draws a status line of the window's tabs, interprets the prefix keys
+// draws a status line of the window's entries, interprets the prefix keys
 // (switch, new, close, rename, split, copy mode, detach), takes the
 // client's mouse reports (mouse.go), and shows the waiting permission
 // sheet in a box over the tab, answered with keys (sheet.go), and decides
