@@ -25,8 +25,8 @@ func fullShown(screen string) bool {
 // tab full screen; prefix 2, n, 1 and a click on the status line move
 // between them, and entry 1 comes back split with the same two tabs. The
 // CLI's positions count entries, agents still see three tabs, a second
-// client shows the same entries, and prefix ! breaks a pane out into an
-// entry of its own.
+// client shows the same entries, phantom upgrade keeps them, and prefix !
+// breaks a pane out into an entry of its own.
 func TestAttachEntries(t *testing.T) {
 	in := startPhantom(t)
 	o := in.attachOuter(t, 81, 24, nil)
@@ -110,6 +110,22 @@ func TestAttachEntries(t *testing.T) {
 	o2.waitFor("the second client following to entry 2", fullShown)
 	o2.prefix("1")
 	o.waitFor("the first client following back to entry 1", splitShown)
+
+	// phantom upgrade carries the entries to the next terminald: both
+	// clients come back to entry 1 split, and 2 is still the full-screen
+	// tab (not the second tab of the window).
+	if out, err := in.run("upgrade"); err != nil {
+		t.Fatalf("phantom upgrade: %v\n%s", err, out)
+	}
+	o.waitFor("entry 1 split after the upgrade", splitShown)
+	o2.waitFor("the second client on entry 1 after the upgrade", splitShown)
+	if out, err := in.run("read", "2"); err != nil || !strings.Contains(string(out), "full-6") {
+		t.Errorf("after the upgrade, phantom read 2: %v\n%s\nwant full-6", err, out)
+	}
+	o.prefix("2")
+	o.waitFor("entry 2 full screen after the upgrade", fullShown)
+	o.prefix("1")
+	o.waitFor("entry 1 split again", splitShown)
 
 	// Break the focused (right) pane out: an entry of its own after
 	// entry 1, shown full screen; entry 2 is now 3.
