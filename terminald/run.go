@@ -162,7 +162,9 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		// anyway (reload.go): calling it from a tab gives no power that
 		// writing the file would not (the human's `phantom reload` runs
 		// in a tab, too).
-		Open: []string{terminalv1.ConfigService_ReloadConfig_FullMethodName},
+		// ListEntries tells which tabs share a status-line entry, for
+		// the CLI's positions (entries.go).
+		Open: []string{terminalv1.ConfigService_ReloadConfig_FullMethodName, terminalv1.TerminalService_ListEntries_FullMethodName},
 		Refuse: map[string]string{
 			terminalv1.TerminalService_Attach_FullMethodName:        "attach is refused inside Phantom: attach from a terminal outside Phantom",
 			terminalv1.TerminalService_SetAgentState_FullMethodName: "only the gateway reports agent state",

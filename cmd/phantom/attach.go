@@ -28,17 +28,19 @@ func attachCmd() *cobra.Command {
 		Use:   "attach [TAB|WINDOW]",
 		Short: "Show a window in this terminal; type into its tabs",
 		Long: `Show a window's focused tab (or the named tab) in this terminal, with a
-status line of the window's tabs. Keys go to the tab, except after the
-prefix (Ctrl-\ unless config.json sets "prefix"):
-  n / p   next / previous tab        1-9  tab by number (' NUM: past 9)
-  c       new tab here               x    close the tab (asks y/n)
+status line of the window's entries: each entry (tmux's window) is a
+layout of panes, each pane a tab (tmux's pane). Keys go to the tab,
+except after the prefix (Ctrl-\ unless config.json sets "prefix"):
+  n / p   next / previous entry      1-9  entry by number (' NUM: past 9)
+  c       new tab, a new entry       x    close the pane's tab (asks y/n)
   ,       rename the tab             [    copy mode (scroll, / search, v, y)
-  % / "   split beside / below       z    zoom the pane
+  % / "   split this entry           z    zoom the pane
+  !       break the pane out into an entry of its own
   s       the waiting permission sheet
   d       detach (everything keeps running)
   ?       every key: splits, copy mode, the mouse
-The prefix pressed twice sends it to the tab. Splits belong to the window:
-every client of it shows them, and they stay after detaching. Copies go
+The prefix pressed twice sends it to the tab. Entries belong to the
+window: every client of it shows them, and they stay after detaching. Copies go
 to the terminal's clipboard (OSC 52) when the terminal announces it takes
 them; PHANTOM_CLIPBOARD=on or off forces it either way. PHANTOM_MOUSE=off
 leaves the mouse to the terminal.`,

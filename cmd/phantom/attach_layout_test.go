@@ -17,7 +17,8 @@ func (c *client) threePanes(what string) {
 	})
 }
 
-// TestAttachLayoutPerWindow: splits belong to the window, as in tmux. A
+// TestAttachLayoutPerWindow: splits belong to the window's entry, as in
+// tmux's windows. A
 // second client of the window shows the same panes, detaching and
 // attaching again finds them, `phantom upgrade` keeps them (the state the
 // holder keeps carries them), and closing a tab shown in a pane takes it
@@ -27,9 +28,9 @@ func TestAttachLayoutPerWindow(t *testing.T) {
 	a := in.attach(t, 81, 24, nil)
 	a.waitStatus("shown", func(s string) bool { return strings.Contains(s, "1:") })
 	a.send(prefix + "%")
-	a.waitStatus("a second tab", func(s string) bool { return strings.Contains(s, "2:") })
+	a.waitStatus("a second pane", func(s string) bool { return strings.Contains(s, "[2]*") })
 	a.send(prefix + `"`)
-	a.waitStatus("a third tab", func(s string) bool { return strings.Contains(s, "3:") })
+	a.waitStatus("a third pane", func(s string) bool { return strings.Contains(s, "[3]*") })
 	a.threePanes("the three panes")
 
 	// A second client of the window sees them, and a split there shows
@@ -80,6 +81,6 @@ func TestAttachLayoutPerWindow(t *testing.T) {
 	}
 	d := in.attach(t, 81, 24, nil)
 	d.waitFor("the closed tab's pane gone for a new client too", func(string) bool {
-		return d.runeAt(40, 5) == '│' && d.runeAt(60, 11) != '─' && !strings.Contains(d.status(), "3:")
+		return d.runeAt(40, 5) == '│' && d.runeAt(60, 11) != '─' && strings.Contains(d.status(), "[2]")
 	})
 }

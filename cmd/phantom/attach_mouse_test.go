@@ -175,7 +175,7 @@ func TestAttachKeysHelpAndTabsPast9(t *testing.T) {
 	c.waitFor("the list closed", func(s string) bool { return !strings.Contains(s, "any key closes this list") })
 
 	c.send(prefix + "'")
-	c.waitStatus("the number prompt", func(s string) bool { return strings.Contains(s, "tab number (1-11)") })
+	c.waitStatus("the number prompt", func(s string) bool { return strings.Contains(s, "entry number (1-11)") })
 	c.send("11\r")
 	c.waitStatus("tab 11 focused", func(s string) bool { return strings.Contains(s, "11:n11*") })
 

@@ -140,7 +140,7 @@ func TestAttachRenderStatusGrey(t *testing.T) {
 }
 
 // TestAttachRenderStatusMarks checks the status line's marks and the key
-// list: Z after the shown tab's * while its pane is zoomed, ✓ for a
+// list: Z in a split entry's pane count while its pane is zoomed, ✓ for a
 // program that ended well and ✗3 for one that failed, the legend and
 // the words for q in prefix ?, and names, not ids, in messages: the
 // ended tab's label, the window's name on detach.
@@ -149,11 +149,13 @@ func TestAttachRenderStatusMarks(t *testing.T) {
 	o := in.attachOuter(t, 100, 30, nil)
 	o.waitFor("the status line", func(string) bool { return strings.Contains(o.status(), "1:") })
 	o.prefix("%")
-	o.waitFor("two panes", func(string) bool { return strings.Contains(o.status(), "2:") })
+	o.waitFor("two panes", func(string) bool { return strings.Contains(o.status(), "1:bash[2]*") })
 	o.prefix("z")
-	o.waitFor("the zoom mark", func(string) bool { return strings.Contains(o.status(), "*Z") })
+	o.waitFor("the zoom mark", func(string) bool { return strings.Contains(o.status(), "[2Z]*") })
 	o.prefix("z")
-	o.waitFor("no zoom mark", func(string) bool { return strings.Contains(o.status(), "*") && !strings.Contains(o.status(), "*Z") })
+	o.waitFor("no zoom mark", func(string) bool { return strings.Contains(o.status(), "[2]*") })
+	o.prefix("!") // the pane out into an entry of its own
+	o.waitFor("a second entry", func(string) bool { return strings.Contains(o.status(), "2:bash*") })
 
 	o.literal("exit 3")
 	o.keys("Enter")
@@ -177,7 +179,7 @@ func TestAttachRenderStatusMarks(t *testing.T) {
 	o.waitFor("the first tab alone", func(string) bool { return strings.Contains(o.status(), "1:") && !strings.Contains(o.status(), "2:") })
 	o.prefix("?")
 	o.waitText("status line")
-	for _, want := range []string{"✓ exit 0", "✗3 exit 3", "Z zoomed", "● busy", "◆ agent working", "prefix q", "leave copy mode"} {
+	for _, want := range []string{"✓ exit 0", "✗3 exit 3", "[2Z] zoomed", "● busy", "◆ agent working", "prefix q", "leave copy mode"} {
 		if !strings.Contains(o.screen(), want) {
 			t.Errorf("prefix ? lacks %q:\n%s", want, o.screen())
 		}
@@ -192,7 +194,7 @@ func TestAttachRenderStatusMarks(t *testing.T) {
 	o.prefix("d")
 	eventually(t, "the client to end", func() (bool, string) { done, _ := o.exited(); return done, o.screen() })
 	// The message follows the client's screen; tmux's history keeps it.
-	if out := o.tmux("capture-pane", "-p", "-S", "-100", "-t", "0"); !strings.Contains(out, "[detached from window renderwin]") {
+	if out := o.tmux("capture-pane", "-p", "-S", "-100", "-t", "0"); !strings.Contains(out, "[detached from window renderwin") {
 		t.Errorf("attach did not name the window on detach:\n%s", out)
 	}
 }

@@ -46,11 +46,26 @@ func (in *instance) tabSizes(t *testing.T) map[string]string {
 	return sizes
 }
 
+// focusedTab waits until the window's focused tab is id.
+func (in *instance) focusedTab(t *testing.T, id string) {
+	t.Helper()
+	eventually(t, id+" focused", func() (bool, string) {
+		var got []string
+		for _, tm := range in.list(t) {
+			if tm.GetFocused() {
+				got = append(got, tm.GetId())
+			}
+		}
+		return len(got) == 1 && got[0] == id, fmt.Sprint(got)
+	})
+}
+
 // TestAttachSplits: prefix % and " split the focused pane with a new tab
-// (each pane's tab gets the pane's size); arrows move between panes, a
-// click focuses one, Ctrl-arrows move a border, z zooms, x closes the
-// pane's tab and its neighbour takes the room; each pane stays a tab to
-// MCP.
+// in the same status-line entry (each pane's tab gets the pane's size);
+// arrows move between panes, a click focuses one, Ctrl-arrows move a
+// border, z zooms, x closes the pane's tab and its neighbour takes the
+// room, ! breaks a pane out into an entry of its own; each pane stays a
+// tab to MCP.
 func TestAttachSplits(t *testing.T) {
 	in := startPhantom(t)
 	c := in.attach(t, 81, 24, nil) // a tab area of 81x23
@@ -58,7 +73,7 @@ func TestAttachSplits(t *testing.T) {
 	c.sizeCheck(1, 23, 81)
 
 	c.send(prefix + "%")
-	c.waitStatus("a second tab", func(s string) bool { return strings.Contains(s, "2:") })
+	c.waitStatus("a second pane in entry 1", func(s string) bool { return strings.Contains(s, "[2]*") && !strings.Contains(s, "2:") })
 	// 80 columns less the border: 40 left, the border at 40, 40 right.
 	c.waitFor("the border", func(string) bool { return c.runeAt(40, 5) == '│' })
 	c.sizeCheck(2, 23, 40)
@@ -66,7 +81,7 @@ func TestAttachSplits(t *testing.T) {
 		t.Errorf("the new pane's output starts at column %d, want 41:\n%s", x, c.text())
 	}
 	c.send(prefix + `"`)
-	c.waitStatus("a third tab", func(s string) bool { return strings.Contains(s, "3:") })
+	c.waitStatus("a third pane", func(s string) bool { return strings.Contains(s, "[3]*") })
 	c.sizeCheck(3, 11, 40)
 	if x := c.column(12, "S3-11x40"); x != 41 {
 		t.Errorf("the stacked pane's output is not at row 12, column 41:\n%s", c.text())
@@ -77,17 +92,14 @@ func TestAttachSplits(t *testing.T) {
 
 	// Move left: the first tab's pane, its size 23x40.
 	c.send(prefix + "\x1b[D")
-	c.waitStatus("tab 1 focused", func(s string) bool { return strings.Contains(s, "*") && strings.Index(s, "*") < strings.Index(s, "2:") })
+	in.focusedTab(t, "t1")
 	c.sizeCheck(4, 23, 40)
 	// A click in the top right pane focuses it.
 	c.send(sgr(0, 60, 3, false) + sgr(0, 60, 3, true))
-	c.waitStatus("tab 2 focused", func(s string) bool {
-		i := strings.Index(s, "*")
-		return i > strings.Index(s, "2:") && i < strings.Index(s, "3:")
-	})
+	in.focusedTab(t, "t2")
 	c.sizeCheck(5, 11, 40)
 	c.send(prefix + "\x1b[D")
-	c.waitStatus("tab 1 focused again", func(s string) bool { return strings.Index(s, "*") < strings.Index(s, "2:") })
+	in.focusedTab(t, "t1")
 
 	// Ctrl-Right moves the border right by two: 42 and 38 columns.
 	c.send(prefix + "\x1b[1;5C")
@@ -113,17 +125,18 @@ func TestAttachSplits(t *testing.T) {
 
 	// Close the left pane's tab: the right column takes the width.
 	c.send(prefix + "xy")
-	c.waitStatus("two tabs left", func(s string) bool { return !strings.Contains(s, "3:") })
+	c.waitStatus("two panes left", func(s string) bool { return strings.Contains(s, "[2]*") })
 	c.sizeCheck(9, 11, 81)
 	c.waitFor("the stacked border across the whole width", func(string) bool {
 		return strings.Count(c.row(11), "─") == 81
 	})
-	// Unsplit (prefix !): the focused pane's tab fills the area, the
-	// other runs on as a tab.
+	// Break the pane out (prefix !): an entry of its own after entry 1,
+	// shown over the whole area; the other pane's tab is entry 1.
 	c.send(prefix + "!")
 	c.sizeCheck(10, 23, 81)
+	c.waitStatus("two entries", func(s string) bool { return strings.Contains(s, "2:") && !strings.Contains(s, "[") })
 	if n := len(in.list(t)); n != 2 {
-		t.Errorf("%d tabs after the unsplit, want 2 (a pane left, its tab runs on)", n)
+		t.Errorf("%d tabs after the break, want 2 (each pane's tab an entry)", n)
 	}
 	c.send(prefix + "d")
 	if code, _ := c.wait(); code != 0 {
@@ -144,7 +157,8 @@ func TestAttachSplitExistingTab(t *testing.T) {
 	c.send(prefix + "w")
 	c.waitText("2:other")
 	c.send("\x1b[B%")
-	c.waitStatus("other focused", func(s string) bool { return strings.Contains(s, "other*") })
+	// It leaves its own entry for this one: one entry of two panes.
+	c.waitStatus("other focused", func(s string) bool { return strings.Contains(s, "1:other[2]*") && !strings.Contains(s, "2:") })
 	c.sizeCheck(1, 23, 40)
 	if n := len(in.list(t)); n != 2 {
 		t.Fatalf("%d tabs, want the existing one shown, no new tab", n)

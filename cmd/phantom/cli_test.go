@@ -66,7 +66,7 @@ func TestCLIErrorsExitCodes(t *testing.T) {
 		{[]string{"read", "twin"}, exitUsage, `"twin" names 2 tabs: t2 (main:2), t3 (main:3)`},
 		{[]string{"read", "t99"}, exitNotFound, `tab "t99" not found`},
 		{[]string{"read", "nothing-called-so"}, exitNotFound, `no tab or window is called "nothing-called-so"`},
-		{[]string{"close", "main:9"}, exitNotFound, "window main has 3 tabs, so no tab 9"},
+		{[]string{"close", "main:9"}, exitNotFound, "window main shows 3 entries on its status line, so no 9"},
 		{[]string{"send", "w7:1", "x"}, exitNotFound, `window "w7" not found`},
 		{[]string{"window", "rename", "nowin", "x"}, exitNotFound, `window "nowin" not found`},
 		{[]string{"window", "close"}, exitUsage, "takes 1 argument, got 0"},

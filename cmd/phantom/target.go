@@ -5,10 +5,12 @@ package main
 //
 //	t3, w1, g2     an id, as phantom ls shows it; ids win over names
 //	build          a tab's name (else its title), or a window's name
-//	2              the second tab on attach's status line of the current
-//	               window: the window of the tab the command runs in, or
-//	               the only window
-//	main:2         the second tab of window main (or w1:2)
+//	2              entry 2 on attach's status line of the current window
+//	               (its focused pane's tab, as tmux's -t :2 is window 2's
+//	               active pane): the window of the tab the command runs
+//	               in, or the only window
+//	1.2            the second pane of entry 1 (tmux's :1.2)
+//	main:2         entry 2 of window main (or w1:2); main:1.2 its pane
 //	main:build     the tab called build in window main
 //
 // A window where a tab is wanted means its focused tab, as in tmux. A name
@@ -69,6 +71,8 @@ type targets struct {
 	tc      terminalv1.TerminalServiceClient
 	tabs    []*terminalv1.Terminal
 	windows []*terminalv1.Window
+	// entries are each window's status-line entries, by window id.
+	entries map[string][]*terminalv1.StatusEntry
 	// idsOnly is true inside a Phantom tab, where windows go by id: their
 	// names are the human's (ListWindows is refused there).
 	idsOnly bool
@@ -99,7 +103,7 @@ func (r *targets) Tab(arg string) (string, error) {
 		return arg, nil
 	case arg == "":
 		return "", usageError("no tab given", "name a tab by id, name or position (phantom ls lists them)")
-	case strings.Contains(arg, ":") || isNumber(arg):
+	case strings.Contains(arg, ":") || isPosition(arg):
 		return r.placed(arg)
 	}
 	ids, w, err := r.named(arg)
@@ -118,7 +122,7 @@ func (r *targets) TabOrWindow(arg string) (string, error) {
 	switch {
 	case isID(arg, 't') || isID(arg, 'w'):
 		return arg, nil
-	case strings.Contains(arg, ":") || isNumber(arg):
+	case strings.Contains(arg, ":") || isPosition(arg):
 		return r.placed(arg)
 	}
 	ids, w, err := r.named(arg)
@@ -169,6 +173,13 @@ func (r *targets) named(arg string) ([]string, *terminalv1.Window, error) {
 func isNumber(s string) bool {
 	_, err := strconv.Atoi(s)
 	return err == nil
+}
+
+// isPosition reports whether s is a position: an entry's number ("2"),
+// or an entry's and a pane's ("1.2").
+func isPosition(s string) bool {
+	e, p, ok := strings.Cut(s, ".")
+	return isNumber(e) && (!ok || isNumber(p))
 }
 
 // Window resolves arg, an id or a name, to a window.
@@ -256,17 +267,24 @@ func (r *targets) Describe(id string) string {
 }
 
 // Places returns where attach's status line shows each tab, by id:
-// "main:2".
+// "main:2" for entry 2 of window main, "main:1.2" for the second pane
+// of entry 1.
 func (r *targets) Places() (map[string]string, error) {
 	if err := r.list(); err != nil {
 		return nil, err
 	}
 	places := make(map[string]string, len(r.tabs))
-	pos := map[string]int{}
-	for _, t := range r.tabs {
-		w := t.GetWindowId()
-		pos[w]++
-		places[t.GetId()] = r.windowName(w) + ":" + strconv.Itoa(pos[w])
+	for _, w := range r.windows {
+		for i, e := range r.entries[w.GetId()] {
+			ids := e.GetTerminalIds()
+			for j, id := range ids {
+				place := r.windowName(w.GetId()) + ":" + strconv.Itoa(i+1)
+				if len(ids) > 1 {
+					place += "." + strconv.Itoa(j+1)
+				}
+				places[id] = place
+			}
+		}
 	}
 	return places, nil
 }
@@ -291,6 +309,28 @@ func (r *targets) list() error {
 		return rpcError(err)
 	default:
 		r.windows = ws.GetWindows()
+	}
+	return r.listEntries()
+}
+
+// listEntries lists the windows' status-line entries, which positions
+// count. A terminald from before entries lists none: each tab is an
+// entry of its own there, as its status line shows.
+func (r *targets) listEntries() error {
+	r.entries = map[string][]*terminalv1.StatusEntry{}
+	resp, err := r.tc.ListEntries(r.ctx, &terminalv1.ListEntriesRequest{})
+	switch {
+	case status.Code(err) == codes.Unimplemented, status.Code(err) == codes.PermissionDenied:
+		for _, t := range r.tabs {
+			w := t.GetWindowId()
+			r.entries[w] = append(r.entries[w], &terminalv1.StatusEntry{TerminalIds: []string{t.GetId()}, FocusedTerminalId: t.GetId()})
+		}
+		return nil
+	case err != nil:
+		return rpcError(err)
+	}
+	for _, we := range resp.GetWindows() {
+		r.entries[we.GetWindowId()] = we.GetEntries()
 	}
 	return nil
 }
@@ -400,21 +440,8 @@ func (r *targets) currentWindow(arg string) (*terminalv1.Window, error) {
 
 // tabIn resolves what, a position or a tab name, within window w.
 func (r *targets) tabIn(w *terminalv1.Window, what, arg string) (string, error) {
-	if n, err := strconv.Atoi(what); err == nil {
-		if err := r.list(); err != nil {
-			return "", err
-		}
-		pos := 0
-		for _, t := range r.tabs {
-			if t.GetWindowId() != w.GetId() {
-				continue
-			}
-			if pos++; pos == n {
-				return t.GetId(), nil
-			}
-		}
-		return "", notFoundError(fmt.Sprintf("window %s has %s, so no tab %d", r.windowName(w.GetId()), plural(pos, "1 tab", fmt.Sprintf("%d tabs", pos)), n),
-			"phantom ls lists the tabs")
+	if isPosition(what) {
+		return r.position(w, what)
 	}
 	if isID(what, 't') {
 		return what, nil
@@ -430,6 +457,33 @@ func (r *targets) tabIn(w *terminalv1.Window, what, arg string) (string, error) 
 		return "", notFoundError(fmt.Sprintf("window %s has no tab called %q", r.windowName(w.GetId()), what), "phantom ls lists the tabs")
 	}
 	return r.one(arg, ids)
+}
+
+// position resolves what, "2" or "1.2", within window w: entry 2's
+// focused pane's tab, the second pane of entry 1.
+func (r *targets) position(w *terminalv1.Window, what string) (string, error) {
+	if err := r.list(); err != nil {
+		return "", err
+	}
+	es := r.entries[w.GetId()]
+	ent, pane, isPane := strings.Cut(what, ".")
+	n, _ := strconv.Atoi(ent)
+	name := r.windowName(w.GetId())
+	if n < 1 || n > len(es) {
+		return "", notFoundError(fmt.Sprintf("window %s shows %s on its status line, so no %d", name,
+			plural(len(es), "1 entry", fmt.Sprintf("%d entries", len(es))), n), "phantom ls lists the tabs and their places")
+	}
+	e := es[n-1]
+	if !isPane {
+		return e.GetFocusedTerminalId(), nil
+	}
+	ids := e.GetTerminalIds()
+	p, _ := strconv.Atoi(pane)
+	if p < 1 || p > len(ids) {
+		return "", notFoundError(fmt.Sprintf("entry %d of window %s has %s, so no pane %d", n, name,
+			plural(len(ids), "1 pane", fmt.Sprintf("%d panes", len(ids))), p), "phantom ls lists the tabs and their places")
+	}
+	return ids[p-1], nil
 }
 
 // tabsNamed are the tabs called name (in window win when set): by the

@@ -261,9 +261,10 @@ func (s *session) fillRow(cells []screen.Cell, tab bool, p *pane) []screen.Cell 
 // statusLine is the status line for the current state.
 func (s *session) statusLine() []screen.Cell {
 	si := StatusInfo{
-		Window: s.winName, Tabs: s.tabs, Groups: s.groups, Focused: s.tabID,
-		TrueColor: s.r.TrueColor, Right: s.message, Zoomed: s.zoomed && s.fp != nil,
+		Window: s.winName, Groups: s.groups, Focused: s.tabID,
+		TrueColor: s.r.TrueColor, Right: s.message,
 	}
+	si.Tabs, si.Panes = s.entryTabs()
 	_, si.Sheets = s.currentSheet()
 	si.Notice = s.noticeText()
 	si.GrantsRefused = s.alert() != ""
@@ -303,15 +304,16 @@ func exitText(code int) string {
 	return fmt.Sprintf("exit %d", code)
 }
 
-// tabLabel names a tab as the status line numbers it: "2:name (t5)".
+// tabLabel names a tab as the status line numbers its entry: "2:name
+// (t5)", "1.2:name (t6)" for the second pane of entry 1.
 func (s *session) tabLabel(id string) string {
-	for i, t := range s.tabs {
+	for _, t := range s.tabs {
 		if t.ID == id {
 			name := sanitize(t.Title)
 			if name == "" {
 				name = t.ID
 			}
-			return fmt.Sprintf("%d:%s (%s)", i+1, name, t.ID)
+			return fmt.Sprintf("%s:%s (%s)", entryPlace(s.entries, id), name, t.ID)
 		}
 	}
 	return id

@@ -234,7 +234,7 @@ func TestCommandPrompt(t *testing.T) {
 		return strings.Contains(c.row(23), `unknown command "renam-tab" (did you mean "rename-tab"?)`)
 	})
 	c.send("\x1c:select-tab 7\r")
-	c.waitFor("no tab 7", func(string) bool { return strings.Contains(c.row(23), "no tab 7") })
+	c.waitFor("no entry 7", func(string) bool { return strings.Contains(c.row(23), "no entry 7") })
 	c.send("\x1c:send-keys 'echo sent-$((2*21))' Enter\r")
 	c.waitText("sent-42")
 }

@@ -198,8 +198,8 @@ func (s *session) command(key string) error {
 // commands, with their default keys and help, is config's; this is what
 // each one does here.
 var commandFuncs = map[string]func(*session){
-	"next-tab":        func(s *session) { s.stepTab(1) },
-	"previous-tab":    func(s *session) { s.stepTab(-1) },
+	"next-tab":        func(s *session) { s.stepEntry(1) },
+	"previous-tab":    func(s *session) { s.stepEntry(-1) },
 	"select-tab-1":    func(s *session) { s.focusNumber(1) },
 	"select-tab-2":    func(s *session) { s.focusNumber(2) },
 	"select-tab-3":    func(s *session) { s.focusNumber(3) },
@@ -229,7 +229,7 @@ var commandFuncs = map[string]func(*session){
 	"resize-left":     func(s *session) { s.resizePane(dirLeft) },
 	"resize-right":    func(s *session) { s.resizePane(dirRight) },
 	"zoom":            (*session).toggleZoom,
-	"break-pane":      (*session).unsplit,
+	"break-pane":      (*session).breakPane,
 	"close-tab":       (*session).askClose,
 	"rename-tab":      (*session).startRename,
 	"copy-mode":       func(s *session) { s.enterCopy(false) },
@@ -259,18 +259,10 @@ func (s *session) focusedIndex() int {
 	return slices.IndexFunc(s.tabs, func(t workspace.Terminal) bool { return t.ID == s.tabID })
 }
 
-// stepTab focuses the tab step places after (before, when negative) the
-// shown one, wrapping around.
-func (s *session) stepTab(step int) {
-	if n := len(s.tabs); n > 0 {
-		s.focus(s.tabs[((max(s.focusedIndex(), 0)+step)%n+n)%n].ID)
-	}
-}
-
-// newTab opens a tab in the shown tab's directory and group and shows it.
+// newTab opens a tab in the shown tab's directory and group and shows
+// it: a new entry at the end of the status line, as tmux's new-window.
 func (s *session) newTab() {
-	r := s.paneRect()
-	spec := workspace.CreateSpec{WindowID: s.winID, Cols: r.w, Rows: r.h}
+	spec := workspace.CreateSpec{WindowID: s.winID, Cols: s.cols, Rows: s.rows - 1}
 	if i := s.focusedIndex(); i >= 0 {
 		spec.Directory, spec.GroupID = s.tabs[i].Directory, s.tabs[i].GroupID
 	}
@@ -297,15 +289,6 @@ func (s *session) startRename() {
 		name = s.tabs[i].Name
 	}
 	s.startPrompt(promptRename, name)
-}
-
-// focusNumber focuses the tab the status line numbers n (1-based).
-func (s *session) focusNumber(n int) {
-	if n >= 1 && n <= len(s.tabs) {
-		s.focus(s.tabs[n-1].ID)
-		return
-	}
-	s.setMessage(fmt.Sprintf("no tab %d (the window has %d)", n, len(s.tabs)))
 }
 
 // focus makes id the window's focused tab; every client of the window
@@ -352,7 +335,7 @@ func (s *session) promptText() string {
 	case promptRename:
 		label = "rename tab " + s.tabID + ": "
 	case promptTabNumber:
-		label = fmt.Sprintf("tab number (1-%d): ", len(s.tabs))
+		label = fmt.Sprintf("entry number (1-%d): ", len(s.entries))
 	case promptSearchDown:
 		label = "search down: "
 	case promptSearchUp:

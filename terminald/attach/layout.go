@@ -1,8 +1,9 @@
 package attach
 
 // Splits: a session may show several tabs of its window at once, side by
-// side and stacked, each in a pane. The splits belong to the window, so
-// that every client of it shows the same (shared.go); every pane's tab
+// side and stacked, each in a pane: an entry of the status line. The
+// splits belong to the window's entry, so that every client of it shows
+// the same (shared.go); every pane's tab
 // stays a tab (to MCP), and gets the pane's size as its view's size (a
 // tab takes the smallest size among its views, as with several clients).
 // The layout is a binary tree of splits with panes at the leaves; this

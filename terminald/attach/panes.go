@@ -285,18 +285,6 @@ func (s *session) splitWith(id string, stacked bool) {
 	s.focusPane(p)
 }
 
-// unsplit takes the focused pane out of the layout; its tab runs on.
-func (s *session) unsplit() {
-	if s.fp == nil || s.fp.leaf.parent == nil {
-		s.setMessage("only one pane")
-		return
-	}
-	s.removePane(s.fp.leaf)
-	if s.fp != nil {
-		s.focus(s.fp.tabID)
-	}
-}
-
 // movePane moves the focus to the pane in direction d.
 func (s *session) movePane(d direction) {
 	if s.fp == nil || s.zoomed {

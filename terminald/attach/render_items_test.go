@@ -31,7 +31,7 @@ func TestStateMarks(t *testing.T) {
 	}
 }
 
-// TestStatusZoomMark checks the zoom flag after the shown tab's *.
+// TestStatusZoomMark checks the zoom flag in a split entry's pane count.
 func TestStatusZoomMark(t *testing.T) {
 	tabs := []workspace.Terminal{{ID: "t1", Title: "one", Idle: true}, {ID: "t2", Title: "two", Idle: true}}
 	for _, c := range []struct {
@@ -40,10 +40,14 @@ func TestStatusZoomMark(t *testing.T) {
 		want   string
 		not    string
 	}{
-		{"zoomed", true, "2:two*" + markZoomed + " ", ""},
-		{"not zoomed", false, "2:two* ", "*" + markZoomed},
+		{"zoomed", true, "2:two[2" + markZoomed + "]* ", ""},
+		{"not zoomed", false, "2:two[2]* ", markZoomed + "]"},
 	} {
-		line := cellsText(StatusLine(StatusInfo{Tabs: tabs, Focused: "t2", Zoomed: c.zoomed}, 60))
+		panes := []string{"", "2"}
+		if c.zoomed {
+			panes[1] += markZoomed
+		}
+		line := cellsText(StatusLine(StatusInfo{Tabs: tabs, Panes: panes, Focused: "t2"}, 60))
 		if !strings.Contains(line, c.want) || c.not != "" && strings.Contains(line, c.not) {
 			t.Errorf("%s: status line %q, want %q in it", c.name, line, c.want)
 		}
@@ -78,7 +82,7 @@ func TestKeyListDescriptions(t *testing.T) {
 		}
 		seen[m.mark] = true
 	}
-	for _, mark := range []string{markBusy, markExitOK, markExited + "3", markEditor, markAgent, markAgentIdl, markAgentAsk, markOpen, markZoomed} {
+	for _, mark := range []string{markBusy, markExitOK, markExited + "3", markEditor, markAgent, markAgentIdl, markAgentAsk, markOpen, "[2" + markZoomed + "]"} {
 		if !seen[mark] {
 			t.Errorf("mark %q has no line in markLegend", mark)
 		}
@@ -97,15 +101,6 @@ func TestWindowLabel(t *testing.T) {
 			t.Errorf("windowLabel(%q, %q) = %q, want %q", c.name, c.id, got, c.want)
 		}
 	}
-}
-
-// cellsText is the text of a row of cells.
-func cellsText(cells []screen.Cell) string {
-	var b strings.Builder
-	for _, c := range cells {
-		b.WriteString(c.String())
-	}
-	return b.String()
 }
 
 // TestSearchClearsNotFound checks that a search that finds its text

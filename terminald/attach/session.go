@@ -1,10 +1,10 @@
 // Package attach is the human's view of a window (`phantom attach`): a
-// session shows one window's focused tab on a client terminal — or
-// several of its tabs side by side and stacked, in panes (layout.go,
-// panes.go; the window's layout, shared by its clients: shared.go) —
-// rendered by terminald from the tabs' screen models (full
+// session shows the window's focused entry (tmux's window) on a client
+// terminal: one tab, or several side by side and stacked, in panes
+// (layout.go, panes.go; the window's entries, shared by its clients:
+// shared.go), rendered by terminald from the tabs' screen models (full
 // redraw on attach, resize and tab switch; only changed rows after that),
-// draws a status line of the window's tabs, interprets the prefix keys
+// draws a status line of the window's entries, interprets the prefix keys
 // (switch, new, close, rename, split, copy mode, detach), takes the
 // client's mouse reports (mouse.go), and shows the waiting permission
 // sheet in a box over the tab, answered with keys (sheet.go), and decides
@@ -17,7 +17,6 @@ package attach
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -142,13 +141,14 @@ type session struct {
 	winID string
 
 	tabID  string // the focused pane's tab
-	root   *node  // the layout of the panes (layout.go); nil before the first
+	root   *node  // the shown entry's layout of panes (layout.go); nil before the first
 	fp     *pane  // the focused pane
 	direct *pane  // the pane whose output signal Run takes itself (directDirty)
 	zoomed bool   // the focused pane fills the area
-	// shared is the window's layout as this session last published or
-	// showed it; layoutCh is closed when the window's changes (shared.go).
-	shared   workspace.WindowLayout
+	// entries are the window's status-line entries as this session last
+	// read or published them; layoutCh is closed when they change
+	// (shared.go).
+	entries  []workspace.Entry
 	layoutCh <-chan struct{}
 	dirty    chan struct{}
 	last     [][]screen.Cell // what the client shows of the tab area
@@ -442,6 +442,9 @@ func (s *session) refresh() error {
 			s.groups[g.ID] = g
 		}
 	}
+	// The entries first: another client's change, a tab opened or
+	// closed, may have changed the one shown.
+	s.syncLayout()
 	if s.dropClosedPanes() && s.fp != nil {
 		// A pane's tab closed and its neighbour took the room: show the
 		// neighbour's tab focused, not the one the window picked.
@@ -460,7 +463,7 @@ func (s *session) refresh() error {
 }
 
 // show switches the client to tab id: the pane that shows it takes the
-// focus, else the focused pane shows it.
+// focus, else the entry holding it is shown, with its pane focused.
 func (s *session) show(id string) error {
 	for _, l := range s.root.leaves(nil) {
 		if l.pane.tabID == id {
@@ -473,32 +476,19 @@ func (s *session) show(id string) error {
 		s.mode = modeNormal
 	}
 	s.copy, s.drag = copyState{}, dragState{}
-	area := rect{0, 0, s.cols, s.rows - 1}
-	r := area
-	if s.fp != nil {
-		r = s.fp.r
-	}
-	p, err := s.openPane(id, r)
-	if errors.Is(err, errdefs.ErrNotFound) {
+	es, changed := s.ws.Entries(s.winID)
+	s.entries, s.layoutCh = es, changed
+	s.orderTabs()
+	i := workspace.EntryOf(es, id)
+	if i < 0 {
 		// Closed meanwhile; the close event brings the next focus.
 		s.statusOld = true
 		return nil
 	}
-	if err != nil {
-		return err
+	s.showEntry(es[i], id)
+	if s.tabID != id {
+		s.statusOld = true // its pane did not open: closed meanwhile
 	}
-	if s.fp == nil {
-		s.root = &node{pane: p}
-		p.leaf = s.root
-	} else {
-		// The pane keeps its place and shows the other tab.
-		old := s.fp
-		p.leaf = old.leaf
-		old.leaf.pane = p
-		old.close()
-	}
-	s.fp, s.tabID = p, id
-	s.relayout()
 	return nil
 }
 

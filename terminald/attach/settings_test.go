@@ -36,9 +36,9 @@ func TestKeyListFollowsBindings(t *testing.T) {
 		rows[r[1]] = r[0]
 	}
 	tests := []struct{ help, keys string }{
-		{"split: a new tab beside / below", `prefix % | "`},
-		{"new tab in this tab's directory", "prefix C-t c"},
-		{"tab by number", "prefix 1-9"},
+		{"split this entry: a new tab beside / below", `prefix % | "`},
+		{"new tab in this tab's directory, a new entry at the end", "prefix C-t c"},
+		{"entry by number", "prefix 1-9"},
 		{"the pane that way, the next pane", "prefix Up Down Left Right o"},
 		{"close the tab (asks y/n)", ""},
 	}

@@ -13,8 +13,12 @@ import (
 type StatusInfo struct {
 	// Window is the window's name.
 	Window string
-	// Tabs are the window's tabs in order.
+	// Tabs are the status line's entries in order, each as the tab of its
+	// focused pane (tmux's windows, shown by their active pane).
 	Tabs []workspace.Terminal
+	// Panes, when set, is a mark for each entry of Tabs: its pane count
+	// when it has several ("2", "2"+markZoomed when zoomed), else "".
+	Panes []string
 	// Groups holds the window's groups by id.
 	Groups map[string]workspace.Group
 	// Focused is the id of the tab the client shows.
@@ -42,8 +46,6 @@ type StatusInfo struct {
 	Prompt string
 	// TrueColor selects 24-bit palette colours instead of ANSI256 ones.
 	TrueColor bool
-	// Zoomed marks the shown tab's pane as zoomed (markZoomed).
-	Zoomed bool
 }
 
 // Status line glyphs: compact state marks after a tab's title. Each has
@@ -52,7 +54,7 @@ const (
 	markBusy     = "●" // a program runs in the tab
 	markExited   = "✗" // the tab's program ended, failing; its exit status follows
 	markExitOK   = "✓" // the tab's program ended with exit status 0
-	markZoomed   = "Z" // after the shown tab's *: its pane is zoomed (tmux's flag)
+	markZoomed   = "Z" // in an entry's pane count ([2Z]): its focused pane fills the area (tmux's flag)
 	markAgent    = "◆" // an agent is working
 	markAgentIdl = "◇" // an agent is connected, waiting for its next call
 	markAgentAsk = "!" // an agent waits for a permission sheet
@@ -65,7 +67,8 @@ const (
 // ?): a new mark adds its line here.
 var markLegend = []struct{ mark, means string }{
 	{"*", "shown"},
-	{markZoomed, "zoomed"},
+	{"[2]", "2 panes"},
+	{"[2" + markZoomed + "]", "zoomed"},
 	{markBusy, "busy"},
 	{markExitOK, "exit 0"},
 	{markExited + "3", "exit 3"},
@@ -176,11 +179,11 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 		} else {
 			sb.WriteString(title)
 		}
+		if i < len(si.Panes) && si.Panes[i] != "" {
+			sb.WriteString("[" + si.Panes[i] + "]")
+		}
 		if t.ID == si.Focused {
 			sb.WriteString("*")
-			if si.Zoomed {
-				sb.WriteString(markZoomed)
-			}
 		}
 		sb.WriteString(stateMarks(t))
 		sb.WriteString(" ")

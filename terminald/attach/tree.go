@@ -10,7 +10,9 @@ import (
 )
 
 // The tree of prefix w, as tmux's choose-tree: every window, and under
-// each its status line's tabs with their directory and running program;
+// each its status line's entries — each pane's tab, numbered as the CLI
+// takes it (2, or 1.2 for the second pane of entry 1) — with their
+// directory and running program;
 // the client's window is open, the others closed until → (or l) opens
 // them. Enter goes to the highlighted window or tab (switching windows
 // when it is another's), x asks to close it, % and " show a tab of this
@@ -24,9 +26,9 @@ type treeState struct {
 
 // treeRow is one row of the tree: a window, or one of its tabs.
 type treeRow struct {
-	win workspace.Window
-	tab *workspace.Terminal // nil for the window's own row
-	pos int                 // the tab's number on the window's status line
+	win   workspace.Window
+	tab   *workspace.Terminal // nil for the window's own row
+	place string              // the tab's place among the window's entries: "2", "1.2"
 }
 
 // treeRows are the tree's rows as the workspace is now.
@@ -41,9 +43,12 @@ func (s *session) treeRows() []treeRow {
 		if !s.tree.open[w.ID] {
 			continue
 		}
-		for i, id := range w.TabIDs {
-			if t, ok := byID[id]; ok {
-				rows = append(rows, treeRow{win: w, tab: &t, pos: i + 1})
+		es, _ := s.ws.Entries(w.ID)
+		for _, e := range es {
+			for _, id := range e.Tabs() {
+				if t, ok := byID[id]; ok {
+					rows = append(rows, treeRow{win: w, tab: &t, place: entryPlace(es, id)})
+				}
 			}
 		}
 	}
@@ -75,10 +80,10 @@ func (s *session) chooseBox() *sheetBox {
 	labelW := 0
 	for _, r := range rows {
 		if r.tab != nil {
-			labelW = max(labelW, plainWidth(entryLabel(*r.tab, r.pos)))
+			labelW = max(labelW, plainWidth(entryLabel(*r.tab, r.place)))
 		}
 	}
-	labelW = min(labelW, 28)
+	labelW = min(labelW, 34)
 	var body [][]screen.Cell
 	for i := first; i < len(rows) && i < first+room; i++ {
 		st := stylePlain
@@ -94,7 +99,7 @@ func (s *session) chooseBox() *sheetBox {
 }
 
 // treeLine is one row's text: a window's name, id and tab count (* marks
-// the client's window), or a tab's number and title, directory and
+// the client's window), or a tab's place and title, directory and
 // running program.
 func (s *session) treeLine(r treeRow, labelW int) string {
 	if r.tab == nil {
@@ -112,15 +117,16 @@ func (s *session) treeLine(r treeRow, labelW int) string {
 		}
 		return line
 	}
-	label := entryLabel(*r.tab, r.pos)
+	label := entryLabel(*r.tab, r.place)
 	if w := plainWidth(label); w < labelW {
 		label += strings.Repeat(" ", labelW-w)
 	}
 	return "    " + label + "  " + cutLeft(homeDir(sanitize(r.tab.Directory)), 30) + "  " + sanitize(r.tab.ForegroundName)
 }
 
-// entryLabel is a tab as the status line numbers it, with its marks.
-func entryLabel(t workspace.Terminal, pos int) string {
+// entryLabel is a tab by its place among the entries, with its marks
+// and its id (what agents and the CLI call it).
+func entryLabel(t workspace.Terminal, place string) string {
 	title := sanitize(t.Title)
 	if title == "" {
 		title = t.ID
@@ -128,7 +134,7 @@ func entryLabel(t workspace.Terminal, pos int) string {
 	if r := []rune(title); len(r) > maxTitle {
 		title = string(r[:maxTitle-1]) + "…"
 	}
-	return fmt.Sprintf("%d:%s", pos, title) + stateMarks(t)
+	return place + ":" + title + stateMarks(t) + " (" + t.ID + ")"
 }
 
 // homeDir writes dir under the home directory as ~/….

@@ -88,7 +88,7 @@ func (s *session) retarget(id string) {
 		l.pane.close()
 	}
 	s.root, s.fp, s.direct, s.tabID, s.zoomed = nil, nil, nil, "", false
-	s.shared, s.layoutCh = workspace.WindowLayout{}, nil
+	s.entries, s.layoutCh = nil, nil
 	s.tabs, s.groups = nil, nil
 	s.followed, s.diverged, s.typedTab, s.notice = "", "", "", nil
 	s.winID, s.winName = id, ""

@@ -1,16 +1,11 @@
 package workspace
 
-import (
-	"slices"
-	"sync"
-)
-
-// A window's layout is how attach shows its tabs: side by side and
-// stacked, in panes. It lives with the window, as in tmux, not with one
-// client: a client that attaches later, or a second client of the same
-// window, shows the same splits, and the state blob the holder keeps
-// carries it across `phantom upgrade`. The workspace only keeps it; the
-// attach sessions make and draw it.
+// An entry's layout is how attach shows its tabs: side by side and
+// stacked, in panes (entries.go). It lives with the window, as in tmux,
+// not with one client: a client that attaches later, or a second client
+// of the same window, shows the same splits, and the state blob the
+// holder keeps carries it across `phantom upgrade`. The workspace only
+// keeps it; the attach sessions make and draw it.
 
 // LayoutNode is a split of two nodes, or a leaf showing one tab.
 type LayoutNode struct {
@@ -25,24 +20,12 @@ type LayoutNode struct {
 	B *LayoutNode `json:"b,omitempty"`
 }
 
-// WindowLayout is a window's panes.
-type WindowLayout struct {
-	// Root is the tree of splits; nil when the window shows one tab.
-	Root *LayoutNode `json:"root,omitempty"`
-	// Zoomed says the focused tab's pane fills the window.
-	Zoomed bool `json:"zoomed,omitempty"`
-}
-
-// Equal reports whether l and o lay out the same tabs the same way.
-func (l WindowLayout) Equal(o WindowLayout) bool {
-	return l.Zoomed == o.Zoomed && l.Root.equal(o.Root)
-}
-
-func (n *LayoutNode) equal(o *LayoutNode) bool {
+// Equal reports whether n and o lay out the same tabs the same way.
+func (n *LayoutNode) Equal(o *LayoutNode) bool {
 	if n == nil || o == nil {
 		return n == o
 	}
-	return n.Tab == o.Tab && n.Stacked == o.Stacked && n.Ratio == o.Ratio && n.A.equal(o.A) && n.B.equal(o.B)
+	return n.Tab == o.Tab && n.Stacked == o.Stacked && n.Ratio == o.Ratio && n.A.Equal(o.A) && n.B.Equal(o.B)
 }
 
 // Tabs lists the tabs the layout shows, left to right, top to bottom.
@@ -81,79 +64,22 @@ func (n *LayoutNode) keep(keep func(tab string) bool, seen map[string]bool) *Lay
 	return &LayoutNode{Stacked: n.Stacked, Ratio: n.Ratio, A: a, B: b}
 }
 
-// layouts are the windows' layouts, with a signal of their changes.
-type layouts struct {
-	mu      sync.Mutex
-	m       map[string]WindowLayout // by window id
-	changed chan struct{}           // closed and replaced at each change
-}
-
-// watch is the current change signal; called with ls.mu held.
-func (ls *layouts) watch() chan struct{} {
-	if ls.changed == nil {
-		ls.changed = make(chan struct{})
+// sibling is the first tab of the subtree beside the leaf showing tab:
+// the pane that takes its room when it goes; "" when tab is the only
+// pane or not shown.
+func (n *LayoutNode) sibling(tab string) string {
+	if n == nil || n.Tab != "" {
+		return ""
 	}
-	return ls.changed
-}
-
-// set stores window id's layout and reports whether it changed.
-func (ls *layouts) set(id string, l WindowLayout) bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.m[id].Equal(l) {
-		return false
+	for _, pair := range [2][2]*LayoutNode{{n.A, n.B}, {n.B, n.A}} {
+		if pair[0] != nil && pair[0].Tab == tab {
+			if ts := pair[1].Tabs(nil); len(ts) > 0 {
+				return ts[0]
+			}
+		}
 	}
-	if ls.m == nil {
-		ls.m = map[string]WindowLayout{}
+	if s := n.A.sibling(tab); s != "" {
+		return s
 	}
-	if l.Root == nil {
-		delete(ls.m, id)
-	} else {
-		ls.m[id] = l
-	}
-	close(ls.watch())
-	ls.changed = nil
-	return true
-}
-
-// saved is window id's layout for the state blob; nil when it has none.
-func (ls *layouts) saved(id string) *WindowLayout {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if l, ok := ls.m[id]; ok {
-		return &l
-	}
-	return nil
-}
-
-// WindowLayout returns window id's layout, without the tabs that closed
-// or left the window since it was set, and a channel closed at the next
-// change of any window's layout.
-func (w *Workspace) WindowLayout(id string) (WindowLayout, <-chan struct{}) {
-	w.mu.Lock()
-	var tabs []string
-	if win, err := w.windowLocked(id); err == nil {
-		tabs = slices.Clone(win.tabs)
-	}
-	w.mu.Unlock()
-	ls := &w.layouts
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	l := ls.m[id]
-	l.Root = l.Root.keep(func(tab string) bool { return slices.Contains(tabs, tab) }, map[string]bool{})
-	if l.Root == nil || l.Root.Tab != "" {
-		l = WindowLayout{} // one tab or none: no splits
-	}
-	return l, ls.watch()
-}
-
-// SetWindowLayout stores window id's layout for every client of the
-// window and for the next terminald.
-func (w *Workspace) SetWindowLayout(id string, l WindowLayout) {
-	if l.Root != nil && l.Root.Tab != "" {
-		l = WindowLayout{}
-	}
-	if w.layouts.set(id, l) {
-		w.requestSave()
-	}
+	return n.B.sibling(tab)
 }

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -42,47 +41,23 @@ func TestLayoutKeep(t *testing.T) {
 	}
 }
 
-// TestWindowLayoutStored: a window's layout is read back without tabs
-// that closed, signals its change, and survives the state blob the holder
-// keeps.
-func TestWindowLayoutStored(t *testing.T) {
-	w := newWorkspace(t)
-	win := w.Windows()[0].ID
-	var ids []string
-	for range 2 {
-		tm, err := w.Create(CreateSpec{Directory: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
+// TestLayoutSibling: the pane that takes a closing pane's room.
+func TestLayoutSibling(t *testing.T) {
+	tree := split(leaf("t1"), &LayoutNode{Stacked: true, Ratio: 0.3, A: leaf("t2"), B: leaf("t3")})
+	tests := []struct {
+		root      *LayoutNode
+		tab, want string
+	}{
+		{tree, "t1", "t2"},
+		{tree, "t2", "t3"},
+		{tree, "t3", "t2"},
+		{tree, "t9", ""},
+		{leaf("t1"), "t1", ""},
+		{nil, "t1", ""},
+	}
+	for _, tt := range tests {
+		if got := tt.root.sibling(tt.tab); got != tt.want {
+			t.Errorf("sibling of %s in %v = %q, want %q", tt.tab, tt.root.Tabs(nil), got, tt.want)
 		}
-		ids = append(ids, tm.ID)
-	}
-	l, changed := w.WindowLayout(win)
-	if l.Root != nil {
-		t.Fatalf("a new window has a layout: %+v", l)
-	}
-	want := WindowLayout{Root: split(leaf(ids[0]), leaf(ids[1])), Zoomed: true}
-	w.SetWindowLayout(win, want)
-	select {
-	case <-changed:
-	default:
-		t.Fatal("no change signalled")
-	}
-	if got, _ := w.WindowLayout(win); !got.Equal(want) {
-		t.Fatalf("read back %+v, want %+v", got, want)
-	}
-
-	var st savedState
-	if err := json.Unmarshal(w.snapshotState(), &st); err != nil {
-		t.Fatal(err)
-	}
-	if l := st.Windows[0].Layout; l == nil || !l.Equal(want) {
-		t.Fatalf("the state blob carries %+v, want %+v", l, want)
-	}
-
-	if err := w.Close(ids[1]); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := w.WindowLayout(win); got.Root != nil {
-		t.Fatalf("one tab left, yet a layout: %+v", got)
 	}
 }

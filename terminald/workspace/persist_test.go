@@ -166,8 +166,8 @@ func TestSessionSavedAndRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout := WindowLayout{Root: &LayoutNode{Ratio: 0.5, A: &LayoutNode{Tab: first.ID}, B: &LayoutNode{Tab: build.ID}}}
-	w1.SetWindowLayout("w1", layout)
+	split := Entry{Root: &LayoutNode{Ratio: 0.5, A: &LayoutNode{Tab: first.ID}, B: &LayoutNode{Tab: build.ID}}, Focused: build.ID}
+	w1.SetEntries("w1", []Entry{split})
 	if _, err := w1.Focus(build.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +215,8 @@ func TestSessionSavedAndRestored(t *testing.T) {
 	if len(wins) != 2 || wins[0].Name != "main" || wins[1].Name != "ci" || !slices.Equal(wins[0].TabIDs, []string{first.ID, build.ID}) || wins[0].FocusedTab != build.ID {
 		t.Errorf("restored windows = %+v", wins)
 	}
-	if l, _ := w2.WindowLayout("w1"); !l.Equal(layout) {
-		t.Errorf("restored layout of w1 = %+v, want %+v", l, layout)
+	if es, _ := w2.Entries("w1"); len(es) != 1 || !es[0].Root.Equal(split.Root) {
+		t.Errorf("restored entries of w1 = %+v, want the one split %+v", es, split)
 	}
 	if gs := w2.Groups(); len(gs) != 1 || gs[0].Name != "api" {
 		t.Errorf("restored groups = %+v", gs)

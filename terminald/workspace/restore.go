@@ -44,8 +44,12 @@ type savedWindow struct {
 	Name    string   `json:"name"`
 	Tabs    []string `json:"tabs"`
 	Focused string   `json:"focused,omitempty"`
-	// Layout is the window's panes (layout.go).
-	Layout *WindowLayout `json:"layout,omitempty"`
+	// Entries are the window's status-line entries and their panes
+	// (entries.go).
+	Entries []Entry `json:"entries,omitempty"`
+	// Layout is the one layout of a window as older terminalds kept it;
+	// read into Entries, never written.
+	Layout *savedLayout `json:"layout,omitempty"`
 }
 
 type savedGroup struct {
@@ -107,7 +111,7 @@ func (w *Workspace) snapshot() savedState {
 	}
 	for _, win := range w.windows {
 		st.Windows = append(st.Windows, savedWindow{ID: win.id, Name: win.name, Tabs: slices.Clone(win.tabs), Focused: win.focused,
-			Layout: w.layouts.saved(win.id)})
+			Entries: w.entriesLocked(win)})
 	}
 	for _, g := range w.groupsLocked() {
 		st.Groups = append(st.Groups, savedGroup{ID: g.id, Name: g.name, Color: g.color, WindowID: g.windowID})
@@ -262,8 +266,16 @@ func (w *Workspace) takePlacesLocked(st savedState) {
 		w.windows = nil
 		for _, sw := range st.Windows {
 			w.windows = append(w.windows, &windowEntry{id: sw.ID, name: sw.Name, tabs: sw.Tabs, focused: sw.Focused})
-			if sw.Layout != nil {
-				w.layouts.set(sw.ID, *sw.Layout) // tabs that did not come back are left out when read
+			// Tabs that did not come back are left out when read.
+			es := sw.Entries
+			if es == nil {
+				es = entriesFromLayout(sw.Tabs, sw.Layout)
+			}
+			if es != nil {
+				if w.entries.m == nil {
+					w.entries.m = map[string][]Entry{}
+				}
+				w.entries.m[sw.ID] = es
 			}
 		}
 	}

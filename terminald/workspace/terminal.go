@@ -280,7 +280,11 @@ func (w *Workspace) Focus(id string) (Terminal, error) {
 	}
 	win, _ := w.windowLocked(e.windowID)
 	prev := win.focused
+	// The entries learn each move, so that the entry left keeps its
+	// focused pane for coming back.
+	w.entriesLocked(win)
 	win.focused = id
+	w.entriesLocked(win)
 	var changed []Terminal
 	if prev != id {
 		if p, ok := w.tabs[prev]; ok {

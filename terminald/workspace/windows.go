@@ -53,8 +53,8 @@ func (w *Workspace) CloseWindow(id string) (Window, []string, error) {
 		}
 	}
 	w.windows = slices.DeleteFunc(w.windows, func(x *windowEntry) bool { return x == win })
+	delete(w.entries.m, id) // its entries and their layouts go with it
 	w.mu.Unlock()
-	w.layouts.set(id, WindowLayout{})
 	w.winChanged.fire()
 	// In parallel, as at shutdown: each hang-up waits for its processes.
 	var wg sync.WaitGroup

@@ -37,7 +37,7 @@ func TestMoveTab(t *testing.T) {
 		}
 		ids = append(ids, tm.ID)
 	}
-	w.SetWindowLayout("w1", WindowLayout{Root: &LayoutNode{Ratio: 0.5, A: &LayoutNode{Tab: ids[0]}, B: &LayoutNode{Tab: ids[1]}}})
+	w.SetEntries("w1", []Entry{{Root: &LayoutNode{Ratio: 0.5, A: &LayoutNode{Tab: ids[0]}, B: &LayoutNode{Tab: ids[1]}}}})
 
 	tm, err := w.MoveTab(ids[0], ci.ID)
 	if err != nil {
@@ -49,8 +49,11 @@ func TestMoveTab(t *testing.T) {
 	if got := windowTabs(w); !slices.Equal(got["w1"], ids[1:2]) || !slices.Equal(got[ci.ID], []string{ids[2], ids[0]}) {
 		t.Errorf("after the move the windows hold %v", got)
 	}
-	if l, _ := w.WindowLayout("w1"); l.Root != nil {
-		t.Errorf("w1's layout still splits: %+v", l.Root)
+	if es, _ := w.Entries("w1"); len(es) != 1 || es[0].Root.Tab != ids[1] {
+		t.Errorf("w1's entries after the move: %+v, want one entry of %s alone", es, ids[1])
+	}
+	if es, _ := w.Entries(ci.ID); len(es) != 2 || es[1].Root.Tab != ids[0] {
+		t.Errorf("ci's entries after the move: %+v, want the moved tab as an entry at the end", es)
 	}
 	for _, win := range w.Windows() {
 		if win.ID == "w1" && win.FocusedTab != ids[1] {

@@ -114,7 +114,7 @@ type Workspace struct {
 	watchers map[*Watcher]struct{}
 	closing  bool
 
-	layouts layouts // the windows' layouts (layout.go)
+	entries entryStore // the windows' entries and their layouts (entries.go)
 	// winChanged signals changes to the windows (windows.go).
 	winChanged signal
 
@@ -642,10 +642,7 @@ func (w *Workspace) Close(id string) error {
 	i := slices.Index(win.tabs, id)
 	win.tabs = slices.Delete(win.tabs, i, i+1)
 	if win.focused == id {
-		win.focused = ""
-		if len(win.tabs) > 0 {
-			win.focused = win.tabs[min(i, len(win.tabs)-1)]
-		}
+		win.focused = w.focusAfterCloseLocked(win, id, i)
 	}
 	info := w.infoLocked(e)
 	w.mu.Unlock()

@@ -261,7 +261,7 @@ func (x AttachClipboard_State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttachClipboard_State.Descriptor instead.
 func (AttachClipboard_State) EnumDescriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41, 0}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45, 0}
 }
 
 // Process is a running process.
@@ -2989,6 +2989,200 @@ func (x *ListWindowsResponse) GetWindows() []*Window {
 	return nil
 }
 
+// ListEntriesRequest takes no arguments.
+type ListEntriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEntriesRequest) Reset() {
+	*x = ListEntriesRequest{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEntriesRequest) ProtoMessage() {}
+
+func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
+}
+
+// ListEntriesResponse lists every window's entries.
+type ListEntriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The windows, in the order ListWindows lists them.
+	Windows       []*WindowEntries `protobuf:"bytes,1,rep,name=windows,proto3" json:"windows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEntriesResponse) Reset() {
+	*x = ListEntriesResponse{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEntriesResponse) ProtoMessage() {}
+
+func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
+func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListEntriesResponse) GetWindows() []*WindowEntries {
+	if x != nil {
+		return x.Windows
+	}
+	return nil
+}
+
+// WindowEntries are one window's status-line entries, in order.
+type WindowEntries struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The window's id.
+	WindowId string `protobuf:"bytes,1,opt,name=window_id,json=windowId,proto3" json:"window_id,omitempty"`
+	// Its entries, numbered 1..n on the status line.
+	Entries       []*StatusEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WindowEntries) Reset() {
+	*x = WindowEntries{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WindowEntries) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WindowEntries) ProtoMessage() {}
+
+func (x *WindowEntries) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WindowEntries.ProtoReflect.Descriptor instead.
+func (*WindowEntries) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *WindowEntries) GetWindowId() string {
+	if x != nil {
+		return x.WindowId
+	}
+	return ""
+}
+
+func (x *WindowEntries) GetEntries() []*StatusEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// StatusEntry is one status-line entry (tmux's window): a layout of
+// panes, each one tab.
+type StatusEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tabs of its panes, left to right, top to bottom.
+	TerminalIds []string `protobuf:"bytes,1,rep,name=terminal_ids,json=terminalIds,proto3" json:"terminal_ids,omitempty"`
+	// The tab of its focused pane, which the status line shows.
+	FocusedTerminalId string `protobuf:"bytes,2,opt,name=focused_terminal_id,json=focusedTerminalId,proto3" json:"focused_terminal_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *StatusEntry) Reset() {
+	*x = StatusEntry{}
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusEntry) ProtoMessage() {}
+
+func (x *StatusEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusEntry.ProtoReflect.Descriptor instead.
+func (*StatusEntry) Descriptor() ([]byte, []int) {
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *StatusEntry) GetTerminalIds() []string {
+	if x != nil {
+		return x.TerminalIds
+	}
+	return nil
+}
+
+func (x *StatusEntry) GetFocusedTerminalId() string {
+	if x != nil {
+		return x.FocusedTerminalId
+	}
+	return ""
+}
+
 // CreateWindowRequest describes a new window.
 type CreateWindowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3000,7 +3194,7 @@ type CreateWindowRequest struct {
 
 func (x *CreateWindowRequest) Reset() {
 	*x = CreateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3206,7 @@ func (x *CreateWindowRequest) String() string {
 func (*CreateWindowRequest) ProtoMessage() {}
 
 func (x *CreateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[37]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3219,7 @@ func (x *CreateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWindowRequest.ProtoReflect.Descriptor instead.
 func (*CreateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{37}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateWindowRequest) GetName() string {
@@ -3046,7 +3240,7 @@ type CreateWindowResponse struct {
 
 func (x *CreateWindowResponse) Reset() {
 	*x = CreateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3252,7 @@ func (x *CreateWindowResponse) String() string {
 func (*CreateWindowResponse) ProtoMessage() {}
 
 func (x *CreateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[38]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3265,7 @@ func (x *CreateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWindowResponse.ProtoReflect.Descriptor instead.
 func (*CreateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{38}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CreateWindowResponse) GetWindow() *Window {
@@ -3100,7 +3294,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +3306,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[39]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +3319,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{39}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachRequest) GetMsg() isAttachRequest_Msg {
@@ -3234,7 +3428,7 @@ type AttachTerminal struct {
 
 func (x *AttachTerminal) Reset() {
 	*x = AttachTerminal{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3246,7 +3440,7 @@ func (x *AttachTerminal) String() string {
 func (*AttachTerminal) ProtoMessage() {}
 
 func (x *AttachTerminal) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[40]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3259,7 +3453,7 @@ func (x *AttachTerminal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachTerminal.ProtoReflect.Descriptor instead.
 func (*AttachTerminal) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{40}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AttachTerminal) GetTruecolor() bool {
@@ -3281,7 +3475,7 @@ type AttachClipboard struct {
 
 func (x *AttachClipboard) Reset() {
 	*x = AttachClipboard{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3293,7 +3487,7 @@ func (x *AttachClipboard) String() string {
 func (*AttachClipboard) ProtoMessage() {}
 
 func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[41]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3306,7 +3500,7 @@ func (x *AttachClipboard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachClipboard.ProtoReflect.Descriptor instead.
 func (*AttachClipboard) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{41}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AttachClipboard) GetState() AttachClipboard_State {
@@ -3337,7 +3531,7 @@ type AttachHello struct {
 
 func (x *AttachHello) Reset() {
 	*x = AttachHello{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3543,7 @@ func (x *AttachHello) String() string {
 func (*AttachHello) ProtoMessage() {}
 
 func (x *AttachHello) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[42]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3556,7 @@ func (x *AttachHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachHello.ProtoReflect.Descriptor instead.
 func (*AttachHello) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{42}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AttachHello) GetTarget() string {
@@ -3413,7 +3607,7 @@ type AttachSize struct {
 
 func (x *AttachSize) Reset() {
 	*x = AttachSize{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3425,7 +3619,7 @@ func (x *AttachSize) String() string {
 func (*AttachSize) ProtoMessage() {}
 
 func (x *AttachSize) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[43]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3438,7 +3632,7 @@ func (x *AttachSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachSize.ProtoReflect.Descriptor instead.
 func (*AttachSize) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{43}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AttachSize) GetCols() int32 {
@@ -3472,7 +3666,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3484,7 +3678,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[44]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3497,7 +3691,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{44}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AttachResponse) GetMsg() isAttachResponse_Msg {
@@ -3575,7 +3769,7 @@ type AttachExit struct {
 
 func (x *AttachExit) Reset() {
 	*x = AttachExit{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3587,7 +3781,7 @@ func (x *AttachExit) String() string {
 func (*AttachExit) ProtoMessage() {}
 
 func (x *AttachExit) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[45]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3600,7 +3794,7 @@ func (x *AttachExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachExit.ProtoReflect.Descriptor instead.
 func (*AttachExit) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{45}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AttachExit) GetMessage() string {
@@ -3632,7 +3826,7 @@ type SetAgentStateRequest struct {
 
 func (x *SetAgentStateRequest) Reset() {
 	*x = SetAgentStateRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3644,7 +3838,7 @@ func (x *SetAgentStateRequest) String() string {
 func (*SetAgentStateRequest) ProtoMessage() {}
 
 func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[46]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3657,7 +3851,7 @@ func (x *SetAgentStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateRequest.ProtoReflect.Descriptor instead.
 func (*SetAgentStateRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{46}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetAgentStateRequest) GetTerminalId() string {
@@ -3692,7 +3886,7 @@ type SetAgentStateResponse struct {
 
 func (x *SetAgentStateResponse) Reset() {
 	*x = SetAgentStateResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3704,7 +3898,7 @@ func (x *SetAgentStateResponse) String() string {
 func (*SetAgentStateResponse) ProtoMessage() {}
 
 func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[47]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3717,7 +3911,7 @@ func (x *SetAgentStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAgentStateResponse.ProtoReflect.Descriptor instead.
 func (*SetAgentStateResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{47}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SetAgentStateResponse) GetTerminal() *Terminal {
@@ -3742,7 +3936,7 @@ type LocateProcessRequest struct {
 
 func (x *LocateProcessRequest) Reset() {
 	*x = LocateProcessRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3754,7 +3948,7 @@ func (x *LocateProcessRequest) String() string {
 func (*LocateProcessRequest) ProtoMessage() {}
 
 func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[48]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3767,7 +3961,7 @@ func (x *LocateProcessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessRequest.ProtoReflect.Descriptor instead.
 func (*LocateProcessRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{48}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LocateProcessRequest) GetPid() int32 {
@@ -3802,7 +3996,7 @@ type LocateProcessResponse struct {
 
 func (x *LocateProcessResponse) Reset() {
 	*x = LocateProcessResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3814,7 +4008,7 @@ func (x *LocateProcessResponse) String() string {
 func (*LocateProcessResponse) ProtoMessage() {}
 
 func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[49]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3827,7 +4021,7 @@ func (x *LocateProcessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocateProcessResponse.ProtoReflect.Descriptor instead.
 func (*LocateProcessResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{49}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LocateProcessResponse) GetInside() bool {
@@ -3862,7 +4056,7 @@ type DescribeSandboxRequest struct {
 
 func (x *DescribeSandboxRequest) Reset() {
 	*x = DescribeSandboxRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3874,7 +4068,7 @@ func (x *DescribeSandboxRequest) String() string {
 func (*DescribeSandboxRequest) ProtoMessage() {}
 
 func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[50]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3887,7 +4081,7 @@ func (x *DescribeSandboxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeSandboxRequest.ProtoReflect.Descriptor instead.
 func (*DescribeSandboxRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{50}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DescribeSandboxRequest) GetTabId() string {
@@ -3912,7 +4106,7 @@ type DescribeSandboxResponse struct {
 
 func (x *DescribeSandboxResponse) Reset() {
 	*x = DescribeSandboxResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4118,7 @@ func (x *DescribeSandboxResponse) String() string {
 func (*DescribeSandboxResponse) ProtoMessage() {}
 
 func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[51]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4131,7 @@ func (x *DescribeSandboxResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeSandboxResponse.ProtoReflect.Descriptor instead.
 func (*DescribeSandboxResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{51}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DescribeSandboxResponse) GetSandboxed() bool {
@@ -3967,7 +4161,7 @@ type UpdateWindowRequest struct {
 
 func (x *UpdateWindowRequest) Reset() {
 	*x = UpdateWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3979,7 +4173,7 @@ func (x *UpdateWindowRequest) String() string {
 func (*UpdateWindowRequest) ProtoMessage() {}
 
 func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[52]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3992,7 +4186,7 @@ func (x *UpdateWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{52}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *UpdateWindowRequest) GetWindowId() string {
@@ -4020,7 +4214,7 @@ type UpdateWindowResponse struct {
 
 func (x *UpdateWindowResponse) Reset() {
 	*x = UpdateWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4032,7 +4226,7 @@ func (x *UpdateWindowResponse) String() string {
 func (*UpdateWindowResponse) ProtoMessage() {}
 
 func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[53]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4045,7 +4239,7 @@ func (x *UpdateWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWindowResponse.ProtoReflect.Descriptor instead.
 func (*UpdateWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{53}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *UpdateWindowResponse) GetWindow() *Window {
@@ -4066,7 +4260,7 @@ type CloseWindowRequest struct {
 
 func (x *CloseWindowRequest) Reset() {
 	*x = CloseWindowRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4078,7 +4272,7 @@ func (x *CloseWindowRequest) String() string {
 func (*CloseWindowRequest) ProtoMessage() {}
 
 func (x *CloseWindowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[54]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4091,7 +4285,7 @@ func (x *CloseWindowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseWindowRequest.ProtoReflect.Descriptor instead.
 func (*CloseWindowRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{54}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CloseWindowRequest) GetWindowId() string {
@@ -4114,7 +4308,7 @@ type CloseWindowResponse struct {
 
 func (x *CloseWindowResponse) Reset() {
 	*x = CloseWindowResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4126,7 +4320,7 @@ func (x *CloseWindowResponse) String() string {
 func (*CloseWindowResponse) ProtoMessage() {}
 
 func (x *CloseWindowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[55]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4139,7 +4333,7 @@ func (x *CloseWindowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseWindowResponse.ProtoReflect.Descriptor instead.
 func (*CloseWindowResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{55}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CloseWindowResponse) GetWindow() *Window {
@@ -4169,7 +4363,7 @@ type MoveTerminalRequest struct {
 
 func (x *MoveTerminalRequest) Reset() {
 	*x = MoveTerminalRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4181,7 +4375,7 @@ func (x *MoveTerminalRequest) String() string {
 func (*MoveTerminalRequest) ProtoMessage() {}
 
 func (x *MoveTerminalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[56]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4194,7 +4388,7 @@ func (x *MoveTerminalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTerminalRequest.ProtoReflect.Descriptor instead.
 func (*MoveTerminalRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{56}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *MoveTerminalRequest) GetTerminalId() string {
@@ -4222,7 +4416,7 @@ type MoveTerminalResponse struct {
 
 func (x *MoveTerminalResponse) Reset() {
 	*x = MoveTerminalResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4234,7 +4428,7 @@ func (x *MoveTerminalResponse) String() string {
 func (*MoveTerminalResponse) ProtoMessage() {}
 
 func (x *MoveTerminalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[57]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4247,7 +4441,7 @@ func (x *MoveTerminalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTerminalResponse.ProtoReflect.Descriptor instead.
 func (*MoveTerminalResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{57}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *MoveTerminalResponse) GetTerminal() *Terminal {
@@ -4274,7 +4468,7 @@ type SendKeysRequest struct {
 
 func (x *SendKeysRequest) Reset() {
 	*x = SendKeysRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4286,7 +4480,7 @@ func (x *SendKeysRequest) String() string {
 func (*SendKeysRequest) ProtoMessage() {}
 
 func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[58]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4299,7 +4493,7 @@ func (x *SendKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysRequest.ProtoReflect.Descriptor instead.
 func (*SendKeysRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{58}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *SendKeysRequest) GetTerminalId() string {
@@ -4337,7 +4531,7 @@ type SendKeysResponse struct {
 
 func (x *SendKeysResponse) Reset() {
 	*x = SendKeysResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4543,7 @@ func (x *SendKeysResponse) String() string {
 func (*SendKeysResponse) ProtoMessage() {}
 
 func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[59]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4556,7 @@ func (x *SendKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendKeysResponse.ProtoReflect.Descriptor instead.
 func (*SendKeysResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{59}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *SendKeysResponse) GetTerminal() *Terminal {
@@ -4394,7 +4588,7 @@ type KeepCommandRequest struct {
 
 func (x *KeepCommandRequest) Reset() {
 	*x = KeepCommandRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[60]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4406,7 +4600,7 @@ func (x *KeepCommandRequest) String() string {
 func (*KeepCommandRequest) ProtoMessage() {}
 
 func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[60]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4419,7 +4613,7 @@ func (x *KeepCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeepCommandRequest.ProtoReflect.Descriptor instead.
 func (*KeepCommandRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{60}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *KeepCommandRequest) GetTerminalId() string {
@@ -4451,7 +4645,7 @@ type KeepCommandResponse struct {
 
 func (x *KeepCommandResponse) Reset() {
 	*x = KeepCommandResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[61]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4463,7 +4657,7 @@ func (x *KeepCommandResponse) String() string {
 func (*KeepCommandResponse) ProtoMessage() {}
 
 func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[61]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4476,7 +4670,7 @@ func (x *KeepCommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeepCommandResponse.ProtoReflect.Descriptor instead.
 func (*KeepCommandResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{61}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *KeepCommandResponse) GetCommand() string {
@@ -4509,7 +4703,7 @@ type RestoreSessionRequest struct {
 
 func (x *RestoreSessionRequest) Reset() {
 	*x = RestoreSessionRequest{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[62]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4521,7 +4715,7 @@ func (x *RestoreSessionRequest) String() string {
 func (*RestoreSessionRequest) ProtoMessage() {}
 
 func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[62]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4534,7 +4728,7 @@ func (x *RestoreSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSessionRequest.ProtoReflect.Descriptor instead.
 func (*RestoreSessionRequest) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{62}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{66}
 }
 
 // RestoreSessionResponse says what came back.
@@ -4556,7 +4750,7 @@ type RestoreSessionResponse struct {
 
 func (x *RestoreSessionResponse) Reset() {
 	*x = RestoreSessionResponse{}
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[63]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4568,7 +4762,7 @@ func (x *RestoreSessionResponse) String() string {
 func (*RestoreSessionResponse) ProtoMessage() {}
 
 func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[63]
+	mi := &file_phantom_terminal_v1_terminal_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4581,7 +4775,7 @@ func (x *RestoreSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSessionResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSessionResponse) Descriptor() ([]byte, []int) {
-	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{63}
+	return file_phantom_terminal_v1_terminal_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *RestoreSessionResponse) GetFile() string {
@@ -4857,7 +5051,16 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x06colors\x18\x01 \x03(\v2\x1f.phantom.terminal.v1.ThemeColorR\x06colors\"\x14\n" +
 	"\x12ListWindowsRequest\"L\n" +
 	"\x13ListWindowsResponse\x125\n" +
-	"\awindows\x18\x01 \x03(\v2\x1b.phantom.terminal.v1.WindowR\awindows\"3\n" +
+	"\awindows\x18\x01 \x03(\v2\x1b.phantom.terminal.v1.WindowR\awindows\"\x14\n" +
+	"\x12ListEntriesRequest\"S\n" +
+	"\x13ListEntriesResponse\x12<\n" +
+	"\awindows\x18\x01 \x03(\v2\".phantom.terminal.v1.WindowEntriesR\awindows\"h\n" +
+	"\rWindowEntries\x12\x1b\n" +
+	"\twindow_id\x18\x01 \x01(\tR\bwindowId\x12:\n" +
+	"\aentries\x18\x02 \x03(\v2 .phantom.terminal.v1.StatusEntryR\aentries\"`\n" +
+	"\vStatusEntry\x12!\n" +
+	"\fterminal_ids\x18\x01 \x03(\tR\vterminalIds\x12.\n" +
+	"\x13focused_terminal_id\x18\x02 \x01(\tR\x11focusedTerminalId\"3\n" +
 	"\x13CreateWindowRequest\x12\x1c\n" +
 	"\x04name\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04name\"K\n" +
 	"\x14CreateWindowResponse\x123\n" +
@@ -4967,7 +5170,7 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10AGENT_STATE_IDLE\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12&\n" +
-	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xcc\x1c\n" +
+	"\"AGENT_STATE_WAITING_FOR_PERMISSION\x10\x032\xae\x1d\n" +
 	"\x0fTerminalService\x12\xa7\x01\n" +
 	"\rListTerminals\x12).phantom.terminal.v1.ListTerminalsRequest\x1a*.phantom.terminal.v1.ListTerminalsResponse\"?\xc2\xf3\x18;\n" +
 	"\x0elist_terminals\x10\x01 \x012\vterminal_id8\x01B\x02\b\x01b\x12List terminal tabs\x12\xce\x01\n" +
@@ -5004,7 +5207,8 @@ const file_phantom_terminal_v1_terminal_proto_rawDesc = "" +
 	"\rmove_to_group \x018\x01B\x02\b\x01b\x1eMove a terminal tab to a group\x12\xa3\x01\n" +
 	"\x0fListThemeColors\x12+.phantom.terminal.v1.ListThemeColorsRequest\x1a,.phantom.terminal.v1.ListThemeColorsResponse\"5\xc2\xf3\x181\n" +
 	"\x11list_theme_colors\x10\x01 \x018\x01B\x02\b\x01b\x12List theme colours\x12`\n" +
-	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12c\n" +
+	"\vListWindows\x12'.phantom.terminal.v1.ListWindowsRequest\x1a(.phantom.terminal.v1.ListWindowsResponse\x12`\n" +
+	"\vListEntries\x12'.phantom.terminal.v1.ListEntriesRequest\x1a(.phantom.terminal.v1.ListEntriesResponse\x12c\n" +
 	"\fCreateWindow\x12(.phantom.terminal.v1.CreateWindowRequest\x1a).phantom.terminal.v1.CreateWindowResponse\x12c\n" +
 	"\fUpdateWindow\x12(.phantom.terminal.v1.UpdateWindowRequest\x1a).phantom.terminal.v1.UpdateWindowResponse\x12`\n" +
 	"\vKeepCommand\x12'.phantom.terminal.v1.KeepCommandRequest\x1a(.phantom.terminal.v1.KeepCommandResponse\x12i\n" +
@@ -5027,7 +5231,7 @@ func file_phantom_terminal_v1_terminal_proto_rawDescGZIP() []byte {
 }
 
 var file_phantom_terminal_v1_terminal_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_phantom_terminal_v1_terminal_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
 var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(AgentState)(0),                    // 0: phantom.terminal.v1.AgentState
 	(FocusTerminalResponse_Outcome)(0), // 1: phantom.terminal.v1.FocusTerminalResponse.Outcome
@@ -5070,33 +5274,37 @@ var file_phantom_terminal_v1_terminal_proto_goTypes = []any{
 	(*ListThemeColorsResponse)(nil),    // 38: phantom.terminal.v1.ListThemeColorsResponse
 	(*ListWindowsRequest)(nil),         // 39: phantom.terminal.v1.ListWindowsRequest
 	(*ListWindowsResponse)(nil),        // 40: phantom.terminal.v1.ListWindowsResponse
-	(*CreateWindowRequest)(nil),        // 41: phantom.terminal.v1.CreateWindowRequest
-	(*CreateWindowResponse)(nil),       // 42: phantom.terminal.v1.CreateWindowResponse
-	(*AttachRequest)(nil),              // 43: phantom.terminal.v1.AttachRequest
-	(*AttachTerminal)(nil),             // 44: phantom.terminal.v1.AttachTerminal
-	(*AttachClipboard)(nil),            // 45: phantom.terminal.v1.AttachClipboard
-	(*AttachHello)(nil),                // 46: phantom.terminal.v1.AttachHello
-	(*AttachSize)(nil),                 // 47: phantom.terminal.v1.AttachSize
-	(*AttachResponse)(nil),             // 48: phantom.terminal.v1.AttachResponse
-	(*AttachExit)(nil),                 // 49: phantom.terminal.v1.AttachExit
-	(*SetAgentStateRequest)(nil),       // 50: phantom.terminal.v1.SetAgentStateRequest
-	(*SetAgentStateResponse)(nil),      // 51: phantom.terminal.v1.SetAgentStateResponse
-	(*LocateProcessRequest)(nil),       // 52: phantom.terminal.v1.LocateProcessRequest
-	(*LocateProcessResponse)(nil),      // 53: phantom.terminal.v1.LocateProcessResponse
-	(*DescribeSandboxRequest)(nil),     // 54: phantom.terminal.v1.DescribeSandboxRequest
-	(*DescribeSandboxResponse)(nil),    // 55: phantom.terminal.v1.DescribeSandboxResponse
-	(*UpdateWindowRequest)(nil),        // 56: phantom.terminal.v1.UpdateWindowRequest
-	(*UpdateWindowResponse)(nil),       // 57: phantom.terminal.v1.UpdateWindowResponse
-	(*CloseWindowRequest)(nil),         // 58: phantom.terminal.v1.CloseWindowRequest
-	(*CloseWindowResponse)(nil),        // 59: phantom.terminal.v1.CloseWindowResponse
-	(*MoveTerminalRequest)(nil),        // 60: phantom.terminal.v1.MoveTerminalRequest
-	(*MoveTerminalResponse)(nil),       // 61: phantom.terminal.v1.MoveTerminalResponse
-	(*SendKeysRequest)(nil),            // 62: phantom.terminal.v1.SendKeysRequest
-	(*SendKeysResponse)(nil),           // 63: phantom.terminal.v1.SendKeysResponse
-	(*KeepCommandRequest)(nil),         // 64: phantom.terminal.v1.KeepCommandRequest
-	(*KeepCommandResponse)(nil),        // 65: phantom.terminal.v1.KeepCommandResponse
-	(*RestoreSessionRequest)(nil),      // 66: phantom.terminal.v1.RestoreSessionRequest
-	(*RestoreSessionResponse)(nil),     // 67: phantom.terminal.v1.RestoreSessionResponse
+	(*ListEntriesRequest)(nil),         // 41: phantom.terminal.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),        // 42: phantom.terminal.v1.ListEntriesResponse
+	(*WindowEntries)(nil),              // 43: phantom.terminal.v1.WindowEntries
+	(*StatusEntry)(nil),                // 44: phantom.terminal.v1.StatusEntry
+	(*CreateWindowRequest)(nil),        // 45: phantom.terminal.v1.CreateWindowRequest
+	(*CreateWindowResponse)(nil),       // 46: phantom.terminal.v1.CreateWindowResponse
+	(*AttachRequest)(nil),              // 47: phantom.terminal.v1.AttachRequest
+	(*AttachTerminal)(nil),             // 48: phantom.terminal.v1.AttachTerminal
+	(*AttachClipboard)(nil),            // 49: phantom.terminal.v1.AttachClipboard
+	(*AttachHello)(nil),                // 50: phantom.terminal.v1.AttachHello
+	(*AttachSize)(nil),                 // 51: phantom.terminal.v1.AttachSize
+	(*AttachResponse)(nil),             // 52: phantom.terminal.v1.AttachResponse
+	(*AttachExit)(nil),                 // 53: phantom.terminal.v1.AttachExit
+	(*SetAgentStateRequest)(nil),       // 54: phantom.terminal.v1.SetAgentStateRequest
+	(*SetAgentStateResponse)(nil),      // 55: phantom.terminal.v1.SetAgentStateResponse
+	(*LocateProcessRequest)(nil),       // 56: phantom.terminal.v1.LocateProcessRequest
+	(*LocateProcessResponse)(nil),      // 57: phantom.terminal.v1.LocateProcessResponse
+	(*DescribeSandboxRequest)(nil),     // 58: phantom.terminal.v1.DescribeSandboxRequest
+	(*DescribeSandboxResponse)(nil),    // 59: phantom.terminal.v1.DescribeSandboxResponse
+	(*UpdateWindowRequest)(nil),        // 60: phantom.terminal.v1.UpdateWindowRequest
+	(*UpdateWindowResponse)(nil),       // 61: phantom.terminal.v1.UpdateWindowResponse
+	(*CloseWindowRequest)(nil),         // 62: phantom.terminal.v1.CloseWindowRequest
+	(*CloseWindowResponse)(nil),        // 63: phantom.terminal.v1.CloseWindowResponse
+	(*MoveTerminalRequest)(nil),        // 64: phantom.terminal.v1.MoveTerminalRequest
+	(*MoveTerminalResponse)(nil),       // 65: phantom.terminal.v1.MoveTerminalResponse
+	(*SendKeysRequest)(nil),            // 66: phantom.terminal.v1.SendKeysRequest
+	(*SendKeysResponse)(nil),           // 67: phantom.terminal.v1.SendKeysResponse
+	(*KeepCommandRequest)(nil),         // 68: phantom.terminal.v1.KeepCommandRequest
+	(*KeepCommandResponse)(nil),        // 69: phantom.terminal.v1.KeepCommandResponse
+	(*RestoreSessionRequest)(nil),      // 70: phantom.terminal.v1.RestoreSessionRequest
+	(*RestoreSessionResponse)(nil),     // 71: phantom.terminal.v1.RestoreSessionResponse
 }
 var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	4,  // 0: phantom.terminal.v1.Terminal.foreground_process:type_name -> phantom.terminal.v1.Process
@@ -5121,77 +5329,81 @@ var file_phantom_terminal_v1_terminal_proto_depIdxs = []int32{
 	5,  // 19: phantom.terminal.v1.MoveToGroupResponse.terminal:type_name -> phantom.terminal.v1.Terminal
 	10, // 20: phantom.terminal.v1.ListThemeColorsResponse.colors:type_name -> phantom.terminal.v1.ThemeColor
 	9,  // 21: phantom.terminal.v1.ListWindowsResponse.windows:type_name -> phantom.terminal.v1.Window
-	9,  // 22: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	46, // 23: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
-	47, // 24: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
-	45, // 25: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
-	44, // 26: phantom.terminal.v1.AttachRequest.terminal:type_name -> phantom.terminal.v1.AttachTerminal
-	3,  // 27: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
-	47, // 28: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
-	49, // 29: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
-	0,  // 30: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
-	5,  // 31: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	9,  // 32: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	9,  // 33: phantom.terminal.v1.CloseWindowResponse.window:type_name -> phantom.terminal.v1.Window
-	5,  // 34: phantom.terminal.v1.MoveTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	5,  // 35: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
-	11, // 36: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
-	13, // 37: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
-	15, // 38: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
-	17, // 39: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
-	19, // 40: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
-	21, // 41: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
-	23, // 42: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
-	25, // 43: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
-	27, // 44: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
-	43, // 45: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
-	50, // 46: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
-	52, // 47: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
-	54, // 48: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
-	29, // 49: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
-	31, // 50: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
-	33, // 51: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
-	35, // 52: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
-	37, // 53: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
-	39, // 54: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
-	41, // 55: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
-	56, // 56: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
-	64, // 57: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
-	66, // 58: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
-	58, // 59: phantom.terminal.v1.TerminalService.CloseWindow:input_type -> phantom.terminal.v1.CloseWindowRequest
-	60, // 60: phantom.terminal.v1.TerminalService.MoveTerminal:input_type -> phantom.terminal.v1.MoveTerminalRequest
-	62, // 61: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
-	12, // 62: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
-	14, // 63: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
-	16, // 64: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
-	18, // 65: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
-	20, // 66: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
-	22, // 67: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
-	24, // 68: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
-	26, // 69: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
-	28, // 70: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
-	48, // 71: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
-	51, // 72: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
-	53, // 73: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
-	55, // 74: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
-	30, // 75: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
-	32, // 76: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
-	34, // 77: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
-	36, // 78: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
-	38, // 79: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
-	40, // 80: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
-	42, // 81: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
-	57, // 82: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
-	65, // 83: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
-	67, // 84: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
-	59, // 85: phantom.terminal.v1.TerminalService.CloseWindow:output_type -> phantom.terminal.v1.CloseWindowResponse
-	61, // 86: phantom.terminal.v1.TerminalService.MoveTerminal:output_type -> phantom.terminal.v1.MoveTerminalResponse
-	63, // 87: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
-	62, // [62:88] is the sub-list for method output_type
-	36, // [36:62] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	43, // 22: phantom.terminal.v1.ListEntriesResponse.windows:type_name -> phantom.terminal.v1.WindowEntries
+	44, // 23: phantom.terminal.v1.WindowEntries.entries:type_name -> phantom.terminal.v1.StatusEntry
+	9,  // 24: phantom.terminal.v1.CreateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	50, // 25: phantom.terminal.v1.AttachRequest.hello:type_name -> phantom.terminal.v1.AttachHello
+	51, // 26: phantom.terminal.v1.AttachRequest.resize:type_name -> phantom.terminal.v1.AttachSize
+	49, // 27: phantom.terminal.v1.AttachRequest.clipboard:type_name -> phantom.terminal.v1.AttachClipboard
+	48, // 28: phantom.terminal.v1.AttachRequest.terminal:type_name -> phantom.terminal.v1.AttachTerminal
+	3,  // 29: phantom.terminal.v1.AttachClipboard.state:type_name -> phantom.terminal.v1.AttachClipboard.State
+	51, // 30: phantom.terminal.v1.AttachHello.size:type_name -> phantom.terminal.v1.AttachSize
+	53, // 31: phantom.terminal.v1.AttachResponse.exit:type_name -> phantom.terminal.v1.AttachExit
+	0,  // 32: phantom.terminal.v1.SetAgentStateRequest.state:type_name -> phantom.terminal.v1.AgentState
+	5,  // 33: phantom.terminal.v1.SetAgentStateResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	9,  // 34: phantom.terminal.v1.UpdateWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	9,  // 35: phantom.terminal.v1.CloseWindowResponse.window:type_name -> phantom.terminal.v1.Window
+	5,  // 36: phantom.terminal.v1.MoveTerminalResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	5,  // 37: phantom.terminal.v1.SendKeysResponse.terminal:type_name -> phantom.terminal.v1.Terminal
+	11, // 38: phantom.terminal.v1.TerminalService.ListTerminals:input_type -> phantom.terminal.v1.ListTerminalsRequest
+	13, // 39: phantom.terminal.v1.TerminalService.CreateTerminal:input_type -> phantom.terminal.v1.CreateTerminalRequest
+	15, // 40: phantom.terminal.v1.TerminalService.ReadOutput:input_type -> phantom.terminal.v1.ReadOutputRequest
+	17, // 41: phantom.terminal.v1.TerminalService.RunCommand:input_type -> phantom.terminal.v1.RunCommandRequest
+	19, // 42: phantom.terminal.v1.TerminalService.FocusTerminal:input_type -> phantom.terminal.v1.FocusTerminalRequest
+	21, // 43: phantom.terminal.v1.TerminalService.UpdateTerminal:input_type -> phantom.terminal.v1.UpdateTerminalRequest
+	23, // 44: phantom.terminal.v1.TerminalService.CloseTerminal:input_type -> phantom.terminal.v1.CloseTerminalRequest
+	25, // 45: phantom.terminal.v1.TerminalService.ResizeTerminal:input_type -> phantom.terminal.v1.ResizeTerminalRequest
+	27, // 46: phantom.terminal.v1.TerminalService.WatchTerminals:input_type -> phantom.terminal.v1.WatchTerminalsRequest
+	47, // 47: phantom.terminal.v1.TerminalService.Attach:input_type -> phantom.terminal.v1.AttachRequest
+	54, // 48: phantom.terminal.v1.TerminalService.SetAgentState:input_type -> phantom.terminal.v1.SetAgentStateRequest
+	56, // 49: phantom.terminal.v1.TerminalService.LocateProcess:input_type -> phantom.terminal.v1.LocateProcessRequest
+	58, // 50: phantom.terminal.v1.TerminalService.DescribeSandbox:input_type -> phantom.terminal.v1.DescribeSandboxRequest
+	29, // 51: phantom.terminal.v1.TerminalService.ListGroups:input_type -> phantom.terminal.v1.ListGroupsRequest
+	31, // 52: phantom.terminal.v1.TerminalService.CreateGroup:input_type -> phantom.terminal.v1.CreateGroupRequest
+	33, // 53: phantom.terminal.v1.TerminalService.UpdateGroup:input_type -> phantom.terminal.v1.UpdateGroupRequest
+	35, // 54: phantom.terminal.v1.TerminalService.MoveToGroup:input_type -> phantom.terminal.v1.MoveToGroupRequest
+	37, // 55: phantom.terminal.v1.TerminalService.ListThemeColors:input_type -> phantom.terminal.v1.ListThemeColorsRequest
+	39, // 56: phantom.terminal.v1.TerminalService.ListWindows:input_type -> phantom.terminal.v1.ListWindowsRequest
+	41, // 57: phantom.terminal.v1.TerminalService.ListEntries:input_type -> phantom.terminal.v1.ListEntriesRequest
+	45, // 58: phantom.terminal.v1.TerminalService.CreateWindow:input_type -> phantom.terminal.v1.CreateWindowRequest
+	60, // 59: phantom.terminal.v1.TerminalService.UpdateWindow:input_type -> phantom.terminal.v1.UpdateWindowRequest
+	68, // 60: phantom.terminal.v1.TerminalService.KeepCommand:input_type -> phantom.terminal.v1.KeepCommandRequest
+	70, // 61: phantom.terminal.v1.TerminalService.RestoreSession:input_type -> phantom.terminal.v1.RestoreSessionRequest
+	62, // 62: phantom.terminal.v1.TerminalService.CloseWindow:input_type -> phantom.terminal.v1.CloseWindowRequest
+	64, // 63: phantom.terminal.v1.TerminalService.MoveTerminal:input_type -> phantom.terminal.v1.MoveTerminalRequest
+	66, // 64: phantom.terminal.v1.TerminalService.SendKeys:input_type -> phantom.terminal.v1.SendKeysRequest
+	12, // 65: phantom.terminal.v1.TerminalService.ListTerminals:output_type -> phantom.terminal.v1.ListTerminalsResponse
+	14, // 66: phantom.terminal.v1.TerminalService.CreateTerminal:output_type -> phantom.terminal.v1.CreateTerminalResponse
+	16, // 67: phantom.terminal.v1.TerminalService.ReadOutput:output_type -> phantom.terminal.v1.ReadOutputResponse
+	18, // 68: phantom.terminal.v1.TerminalService.RunCommand:output_type -> phantom.terminal.v1.RunCommandResponse
+	20, // 69: phantom.terminal.v1.TerminalService.FocusTerminal:output_type -> phantom.terminal.v1.FocusTerminalResponse
+	22, // 70: phantom.terminal.v1.TerminalService.UpdateTerminal:output_type -> phantom.terminal.v1.UpdateTerminalResponse
+	24, // 71: phantom.terminal.v1.TerminalService.CloseTerminal:output_type -> phantom.terminal.v1.CloseTerminalResponse
+	26, // 72: phantom.terminal.v1.TerminalService.ResizeTerminal:output_type -> phantom.terminal.v1.ResizeTerminalResponse
+	28, // 73: phantom.terminal.v1.TerminalService.WatchTerminals:output_type -> phantom.terminal.v1.WatchTerminalsResponse
+	52, // 74: phantom.terminal.v1.TerminalService.Attach:output_type -> phantom.terminal.v1.AttachResponse
+	55, // 75: phantom.terminal.v1.TerminalService.SetAgentState:output_type -> phantom.terminal.v1.SetAgentStateResponse
+	57, // 76: phantom.terminal.v1.TerminalService.LocateProcess:output_type -> phantom.terminal.v1.LocateProcessResponse
+	59, // 77: phantom.terminal.v1.TerminalService.DescribeSandbox:output_type -> phantom.terminal.v1.DescribeSandboxResponse
+	30, // 78: phantom.terminal.v1.TerminalService.ListGroups:output_type -> phantom.terminal.v1.ListGroupsResponse
+	32, // 79: phantom.terminal.v1.TerminalService.CreateGroup:output_type -> phantom.terminal.v1.CreateGroupResponse
+	34, // 80: phantom.terminal.v1.TerminalService.UpdateGroup:output_type -> phantom.terminal.v1.UpdateGroupResponse
+	36, // 81: phantom.terminal.v1.TerminalService.MoveToGroup:output_type -> phantom.terminal.v1.MoveToGroupResponse
+	38, // 82: phantom.terminal.v1.TerminalService.ListThemeColors:output_type -> phantom.terminal.v1.ListThemeColorsResponse
+	40, // 83: phantom.terminal.v1.TerminalService.ListWindows:output_type -> phantom.terminal.v1.ListWindowsResponse
+	42, // 84: phantom.terminal.v1.TerminalService.ListEntries:output_type -> phantom.terminal.v1.ListEntriesResponse
+	46, // 85: phantom.terminal.v1.TerminalService.CreateWindow:output_type -> phantom.terminal.v1.CreateWindowResponse
+	61, // 86: phantom.terminal.v1.TerminalService.UpdateWindow:output_type -> phantom.terminal.v1.UpdateWindowResponse
+	69, // 87: phantom.terminal.v1.TerminalService.KeepCommand:output_type -> phantom.terminal.v1.KeepCommandResponse
+	71, // 88: phantom.terminal.v1.TerminalService.RestoreSession:output_type -> phantom.terminal.v1.RestoreSessionResponse
+	63, // 89: phantom.terminal.v1.TerminalService.CloseWindow:output_type -> phantom.terminal.v1.CloseWindowResponse
+	65, // 90: phantom.terminal.v1.TerminalService.MoveTerminal:output_type -> phantom.terminal.v1.MoveTerminalResponse
+	67, // 91: phantom.terminal.v1.TerminalService.SendKeys:output_type -> phantom.terminal.v1.SendKeysResponse
+	65, // [65:92] is the sub-list for method output_type
+	38, // [38:65] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_phantom_terminal_v1_terminal_proto_init() }
@@ -5204,26 +5416,26 @@ func file_phantom_terminal_v1_terminal_proto_init() {
 	file_phantom_terminal_v1_terminal_proto_msgTypes[13].OneofWrappers = []any{}
 	file_phantom_terminal_v1_terminal_proto_msgTypes[17].OneofWrappers = []any{}
 	file_phantom_terminal_v1_terminal_proto_msgTypes[29].OneofWrappers = []any{}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[39].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[43].OneofWrappers = []any{
 		(*AttachRequest_Hello)(nil),
 		(*AttachRequest_Input)(nil),
 		(*AttachRequest_Resize)(nil),
 		(*AttachRequest_Clipboard)(nil),
 		(*AttachRequest_Terminal)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[44].OneofWrappers = []any{
+	file_phantom_terminal_v1_terminal_proto_msgTypes[48].OneofWrappers = []any{
 		(*AttachResponse_Output)(nil),
 		(*AttachResponse_Exit)(nil),
 		(*AttachResponse_WindowId)(nil),
 	}
-	file_phantom_terminal_v1_terminal_proto_msgTypes[60].OneofWrappers = []any{}
+	file_phantom_terminal_v1_terminal_proto_msgTypes[64].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_phantom_terminal_v1_terminal_proto_rawDesc), len(file_phantom_terminal_v1_terminal_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   64,
+			NumMessages:   68,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	TerminalService_MoveToGroup_FullMethodName     = "/phantom.terminal.v1.TerminalService/MoveToGroup"
 	TerminalService_ListThemeColors_FullMethodName = "/phantom.terminal.v1.TerminalService/ListThemeColors"
 	TerminalService_ListWindows_FullMethodName     = "/phantom.terminal.v1.TerminalService/ListWindows"
+	TerminalService_ListEntries_FullMethodName     = "/phantom.terminal.v1.TerminalService/ListEntries"
 	TerminalService_CreateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/CreateWindow"
 	TerminalService_UpdateWindow_FullMethodName    = "/phantom.terminal.v1.TerminalService/UpdateWindow"
 	TerminalService_KeepCommand_FullMethodName     = "/phantom.terminal.v1.TerminalService/KeepCommand"
@@ -137,6 +138,12 @@ type TerminalServiceClient interface {
 	ListThemeColors(ctx context.Context, in *ListThemeColorsRequest, opts ...grpc.CallOption) (*ListThemeColorsResponse, error)
 	// Lists the windows; a window holds tabs and groups.
 	ListWindows(ctx context.Context, in *ListWindowsRequest, opts ...grpc.CallOption) (*ListWindowsResponse, error)
+	// Lists each window's status-line entries (tmux's windows): the tabs
+	// each shows in its panes and its focused pane's, for the CLI's
+	// positions ("phantom read 2" reads entry 2's focused pane's tab). Not
+	// a tool; open to processes inside Phantom, whose `phantom read 2`
+	// needs it.
+	ListEntries(ctx context.Context, in *ListEntriesRequest, opts ...grpc.CallOption) (*ListEntriesResponse, error)
 	// Creates a window.
 	CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error)
 	// Renames a window.
@@ -381,6 +388,16 @@ func (c *terminalServiceClient) ListWindows(ctx context.Context, in *ListWindows
 	return out, nil
 }
 
+func (c *terminalServiceClient) ListEntries(ctx context.Context, in *ListEntriesRequest, opts ...grpc.CallOption) (*ListEntriesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListEntriesResponse)
+	err := c.cc.Invoke(ctx, TerminalService_ListEntries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *terminalServiceClient) CreateWindow(ctx context.Context, in *CreateWindowRequest, opts ...grpc.CallOption) (*CreateWindowResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateWindowResponse)
@@ -541,6 +558,12 @@ type TerminalServiceServer interface {
 	ListThemeColors(context.Context, *ListThemeColorsRequest) (*ListThemeColorsResponse, error)
 	// Lists the windows; a window holds tabs and groups.
 	ListWindows(context.Context, *ListWindowsRequest) (*ListWindowsResponse, error)
+	// Lists each window's status-line entries (tmux's windows): the tabs
+	// each shows in its panes and its focused pane's, for the CLI's
+	// positions ("phantom read 2" reads entry 2's focused pane's tab). Not
+	// a tool; open to processes inside Phantom, whose `phantom read 2`
+	// needs it.
+	ListEntries(context.Context, *ListEntriesRequest) (*ListEntriesResponse, error)
 	// Creates a window.
 	CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error)
 	// Renames a window.
@@ -639,6 +662,9 @@ func (UnimplementedTerminalServiceServer) ListThemeColors(context.Context, *List
 }
 func (UnimplementedTerminalServiceServer) ListWindows(context.Context, *ListWindowsRequest) (*ListWindowsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWindows not implemented")
+}
+func (UnimplementedTerminalServiceServer) ListEntries(context.Context, *ListEntriesRequest) (*ListEntriesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListEntries not implemented")
 }
 func (UnimplementedTerminalServiceServer) CreateWindow(context.Context, *CreateWindowRequest) (*CreateWindowResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateWindow not implemented")
@@ -1006,6 +1032,24 @@ func _TerminalService_ListWindows_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TerminalService_ListEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListEntriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServiceServer).ListEntries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TerminalService_ListEntries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServiceServer).ListEntries(ctx, req.(*ListEntriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TerminalService_CreateWindow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateWindowRequest)
 	if err := dec(in); err != nil {
@@ -1206,6 +1250,10 @@ var TerminalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListWindows",
 			Handler:    _TerminalService_ListWindows_Handler,
+		},
+		{
+			MethodName: "ListEntries",
+			Handler:    _TerminalService_ListEntries_Handler,
 		},
 		{
 			MethodName: "CreateWindow",
