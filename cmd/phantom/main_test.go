@@ -135,12 +135,20 @@ type statusJSON struct {
 	Config    string `json:"config_dir"`
 }
 
+// getStatus is `phantom status --json`, which exits 3 (and still prints
+// the JSON) when Phantom is not running.
 func getStatus(t *testing.T, env *testenv.Env) statusJSON {
 	t.Helper()
-	out := mustPhantom(t, env, "status", "--json")
+	r := phantom(t, env, "status", "--json")
+	if r.code != 0 && r.code != exitNotRunning {
+		t.Fatalf("phantom status --json failed:\n%v", r)
+	}
 	var s statusJSON
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, r.stdout)
+	}
+	if s.Running != (r.code == 0) {
+		t.Errorf("status --json says running=%v but exits %d (0 running, 3 not)", s.Running, r.code)
 	}
 	return s
 }
