@@ -169,7 +169,7 @@ func TestAttachKeysHelpAndTabsPast9(t *testing.T) {
 	c := in.attach(t, 120, 30, nil)
 	c.waitStatus("shown", func(s string) bool { return strings.Contains(s, "1:") })
 	c.send(prefix + "?")
-	c.waitText("copy mode: scrollback, search, select")
+	c.waitText("copy mode: scroll, search")
 	c.waitText("any key closes this list")
 	c.send("z")
 	c.waitFor("the list closed", func(s string) bool { return !strings.Contains(s, "any key closes this list") })

@@ -179,7 +179,7 @@ func TestAttachRenderStatusMarks(t *testing.T) {
 	o.waitFor("the first tab alone", func(string) bool { return strings.Contains(o.status(), "1:") && !strings.Contains(o.status(), "2:") })
 	o.prefix("?")
 	o.waitText("status line")
-	for _, want := range []string{"✓ exit 0", "✗3 exit 3", "[2Z] zoomed", "● busy", "◆ agent working", "prefix q", "leave copy mode"} {
+	for _, want := range []string{"✓ exit 0", "✗3 exit 3", "[2Z] zoomed", "● busy", "◆ agent working", "q        leave copy mode"} {
 		if !strings.Contains(o.screen(), want) {
 			t.Errorf("prefix ? lacks %q:\n%s", want, o.screen())
 		}

@@ -18,7 +18,8 @@ type Command struct {
 	Keys []string
 	// Help says what the command does, for the key list. Commands with the
 	// same Help share one line of it (the nine select-tab-N, the arrows),
-	// where the first of them is.
+	// where the first of them is. At most 28 characters, so that the list
+	// fits an 80x24 terminal in two columns (the README says the rest).
 	Help string
 }
 
@@ -27,8 +28,8 @@ const Unbind = "none"
 
 // commands lists every prefix command in the order of the key list.
 var commands = []Command{
-	{"next-tab", []string{"n"}, "next / previous entry on the status line"},
-	{"previous-tab", []string{"p"}, "next / previous entry on the status line"},
+	{"next-tab", []string{"n"}, "next / previous entry"},
+	{"previous-tab", []string{"p"}, "next / previous entry"},
 	{"select-tab-1", []string{"1"}, "entry by number"},
 	{"select-tab-2", []string{"2"}, "entry by number"},
 	{"select-tab-3", []string{"3"}, "entry by number"},
@@ -38,46 +39,46 @@ var commands = []Command{
 	{"select-tab-7", []string{"7"}, "entry by number"},
 	{"select-tab-8", []string{"8"}, "entry by number"},
 	{"select-tab-9", []string{"9"}, "entry by number"},
-	{"select-tab", []string{"'"}, "entry by number (past 9): type it, Enter"},
-	{"choose-tree", []string{"w"}, "choose a window or tab from a tree (x closes, % \" split)"},
+	{"select-tab", []string{"'"}, "type an entry number, Enter"},
+	{"choose-tree", []string{"w"}, "tree of windows and tabs"},
 	// choose-tab is choose-tree's old name, kept for config.json files
 	// that bind it; the tree replaced the list of one window's tabs.
-	{"choose-tab", nil, "choose a window or tab from a tree (x closes, % \" split)"},
+	{"choose-tab", nil, "tree of windows and tabs"},
 	{"previous-window", []string{"("}, "previous / next window"},
 	{"next-window", []string{")"}, "previous / next window"},
-	{"close-window", []string{"&"}, "close the window and its tabs (asks y/n)"},
-	{"move-tab", []string{"."}, "move the tab to another window (a new name makes one)"},
-	{"new-tab", []string{"c"}, "new tab in this tab's directory, a new entry at the end"},
-	{"split-right", []string{"%"}, "split this entry: a new tab beside / below"},
-	{"split-below", []string{`"`}, "split this entry: a new tab beside / below"},
-	{"pane-up", []string{"Up"}, "the pane that way, the next pane"},
-	{"pane-down", []string{"Down"}, "the pane that way, the next pane"},
-	{"pane-left", []string{"Left"}, "the pane that way, the next pane"},
-	{"pane-right", []string{"Right"}, "the pane that way, the next pane"},
-	{"next-pane", []string{"o"}, "the pane that way, the next pane"},
+	{"close-window", []string{"&"}, "close window and tabs (y/n)"},
+	{"move-tab", []string{"."}, "move tab to another window"},
+	{"new-tab", []string{"c"}, "new tab in this directory"},
+	{"split-right", []string{"%"}, "split: new tab right / below"},
+	{"split-below", []string{`"`}, "split: new tab right / below"},
+	{"pane-up", []string{"Up"}, "pane that way / next pane"},
+	{"pane-down", []string{"Down"}, "pane that way / next pane"},
+	{"pane-left", []string{"Left"}, "pane that way / next pane"},
+	{"pane-right", []string{"Right"}, "pane that way / next pane"},
+	{"next-pane", []string{"o"}, "pane that way / next pane"},
 	{"resize-up", []string{"C-Up"}, "move the pane's border"},
 	{"resize-down", []string{"C-Down"}, "move the pane's border"},
 	{"resize-left", []string{"C-Left"}, "move the pane's border"},
 	{"resize-right", []string{"C-Right"}, "move the pane's border"},
-	{"zoom", []string{"z"}, "zoom the pane (again: unzoom)"},
-	{"break-pane", []string{"!"}, "break the pane out into an entry of its own"},
+	{"zoom", []string{"z"}, "zoom / unzoom the pane"},
+	{"break-pane", []string{"!"}, "pane out into its own entry"},
 	{"close-tab", []string{"x"}, "close the tab (asks y/n)"},
 	{"rename-tab", []string{","}, "rename the tab"},
-	{"copy-mode", []string{"["}, "copy mode: scrollback, search, select"},
-	{"paste", []string{"]"}, "paste the newest copy / choose one of the last 20"},
-	{"leave-copy-mode", []string{"q"}, "leave copy mode (in it, q alone does too)"},
+	{"copy-mode", []string{"["}, "copy mode: scroll, search"},
+	{"paste", []string{"]"}, "paste newest / choose a copy"},
+	{"leave-copy-mode", []string{"q"}, "leave copy mode (or q alone)"},
 	{"sheet", []string{"s"}, "the waiting permission sheet"},
-	{"grants", []string{"g"}, "grants: list, revoke; the last decisions"},
-	{"accept-focus", []string{"f"}, "show the tab an agent's notice asks for"},
-	{"detach", []string{"d"}, "detach (the tabs keep running)"},
+	{"grants", []string{"g"}, "grants and recent decisions"},
+	{"accept-focus", []string{"f"}, "show the tab a notice names"},
+	{"detach", []string{"d"}, "detach (tabs keep running)"},
 	{"list-keys", []string{"?"}, "this list"},
 	// tmux's habits (issue 25): the command prompt, the last tab, copy
 	// mode a page up, the paste buffers.
-	{"command-prompt", []string{":"}, "command prompt: any command by name, Tab completes"},
-	{"last-tab", []string{"l"}, "the tab shown before (again: back)"},
-	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scrollback, search, select"},
-	{"choose-buffer", []string{"="}, "paste the newest copy / choose one of the last 20"},
-	{"send-keys", nil, "send-keys KEY...: type keys into the tab (prompt, bindings)"},
+	{"command-prompt", []string{":"}, "prompt: any command by name"},
+	{"last-tab", []string{"l"}, "last tab shown (again: back)"},
+	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scroll, search"},
+	{"choose-buffer", []string{"="}, "paste newest / choose a copy"},
+	{"send-keys", nil, "type keys into the tab"},
 }
 
 // Commands returns the prefix commands in the order of the key list.

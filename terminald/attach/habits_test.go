@@ -376,11 +376,11 @@ func TestKeyListHabits(t *testing.T) {
 		rows[r[0]] = r[1]
 	}
 	tests := []struct{ keys, help string }{
-		{"prefix [ PPage", "copy mode: scrollback, search, select"},
-		{"prefix q", "leave copy mode (in it, q alone does too)"},
-		{"prefix ] =", "paste the newest copy / choose one of the last 20"},
-		{"prefix :", "command prompt: any command by name, Tab completes"},
-		{"prefix l", "the tab shown before (again: back)"},
+		{"prefix [ PPage", "copy mode: scroll, search"},
+		{"prefix q", "leave copy mode (or q alone)"},
+		{"prefix ] =", "paste newest / choose a copy"},
+		{"prefix :", "prompt: any command by name"},
+		{"prefix l", "last tab shown (again: back)"},
 		{"prefix M", "rename-tab build"},
 	}
 	for _, tt := range tests {

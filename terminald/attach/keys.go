@@ -88,12 +88,7 @@ func (s *session) keys(b []byte) error {
 		case modeSheet:
 			rest = s.sheetKeys(chunk)
 		case modeHelp:
-			// Any key closes the list, an arrow's whole sequence too.
-			s.mode, s.needFull = modeNormal, true
-			rest = chunk[1:]
-			if chunk[0] == 0x1b {
-				rest = chunk[escLen(chunk):]
-			}
+			rest = s.helpKeys(chunk) // keylist.go
 		case modeChoose:
 			rest = s.chooseKeys(chunk)
 		case modeGrants:
@@ -243,7 +238,7 @@ var commandFuncs = map[string]func(*session){
 	"detach": func(s *session) {
 		s.exit = &Exit{Message: "detached from window " + s.windowLabel(), OK: true}
 	},
-	"list-keys":    func(s *session) { s.mode, s.needFull = modeHelp, true },
+	"list-keys":    func(s *session) { s.mode, s.needFull, s.helpTop = modeHelp, true, 0 },
 	"grants":       (*session).openGrants,
 	"accept-focus": (*session).acceptFocus,
 	// tmux's habits (cmdline.go, buffers.go).

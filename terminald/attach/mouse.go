@@ -88,7 +88,9 @@ func (s *session) mouse(ev mouseEvent) error {
 		// The keys answer these; a stray click must not.
 		return nil
 	case modeHelp:
-		if press {
+		// The wheel scrolls a list taller than its box; a click closes it.
+		step := map[int]int{64: -wheelLines, 65: wheelLines}[btn]
+		if press && !s.scrollHelp(s.helpView(), step) {
 			s.mode, s.needFull = modeNormal, true
 		}
 		return nil

@@ -60,7 +60,7 @@ func TestKeyListDescriptions(t *testing.T) {
 	list := keyList(config.Config{}.Bindings())
 	for _, c := range []struct{ key, want, not string }{
 		{"prefix [ PPage", "copy mode", "leave"},
-		{"prefix q", "leave copy mode", "scrollback"},
+		{"prefix q", "leave copy mode", "scroll"},
 	} {
 		found := false
 		for _, l := range list {
@@ -153,7 +153,7 @@ func TestHelpBoxLegend(t *testing.T) {
 		rows int
 		want []string
 	}{
-		{40, []string{"prefix n p", "leave copy mode", "any key closes this list"}},
+		{40, []string{"n p      next / previous entry", "leave copy mode", "any key closes this list"}},
 		{24, []string{"any key closes this list"}},
 	} {
 		cl := startClient(t, ws, Hello{Cols: 80, Rows: c.rows})

@@ -123,7 +123,7 @@ const (
 	modePrompt              // keys edit the status line prompt (rename, search, tab number)
 	modeCopy                // keys move through the scrollback, search and select (copy.go)
 	modeSheet               // a permission sheet's box is open; keys answer it
-	modeHelp                // the key list's box is open; any key closes it
+	modeHelp                // the key list's box is open; it scrolls, any other key closes it
 	modeChoose              // the tab chooser's box is open
 	modeConfirm             // the status line asks y/n before closing a tab
 	modeGrants              // the grants view's box is open (grantsview.go)
@@ -180,6 +180,7 @@ type session struct {
 	confirmWin string        // modeConfirm: the window to close, instead (windows.go)
 	winOrder   []string      // the windows' ids in order, as last listed
 	chosen     int           // modeChoose: the highlighted row of the tree
+	helpTop    int           // modeHelp: the key list's first row shown (keylist.go)
 	tree       treeState     // modeChoose: the tree of windows and tabs (tree.go)
 	pending    []byte        // the start of a mouse report cut by a read
 	drag       dragState     // a mouse button held in the tab area

@@ -36,10 +36,10 @@ func TestKeyListFollowsBindings(t *testing.T) {
 		rows[r[1]] = r[0]
 	}
 	tests := []struct{ help, keys string }{
-		{"split this entry: a new tab beside / below", `prefix % | "`},
-		{"new tab in this tab's directory, a new entry at the end", "prefix C-t c"},
+		{"split: new tab right / below", `prefix % | "`},
+		{"new tab in this directory", "prefix C-t c"},
 		{"entry by number", "prefix 1-9"},
-		{"the pane that way, the next pane", "prefix Up Down Left Right o"},
+		{"pane that way / next pane", "prefix arrows o"},
 		{"close the tab (asks y/n)", ""},
 	}
 	for _, tt := range tests {
