@@ -95,12 +95,12 @@ func TestConfigLiveApply(t *testing.T) {
 		"status": {"right": "cfg-#{window_id}", "style": {"bg": "colour24"}}}`)
 	c.waitStatus("saying what was applied", func(s string) bool { return strings.Contains(s, "config.json applied: keys, prefix (now C-a), status") })
 	c.send("\x01K")
-	c.waitText("keys (prefix C-a)")
+	c.waitText("keys: prefix C-a, then")
 	if txt := c.text(); strings.Contains(txt, "close the tab") {
 		t.Errorf("key list shows the unbound close-tab:\n%s", txt)
 	}
 	c.send("q")
-	c.waitFor("the key list closed", func(s string) bool { return !strings.Contains(s, "keys (prefix") })
+	c.waitFor("the key list closed", func(s string) bool { return !strings.Contains(s, "keys: prefix") })
 	c.waitStatus("with the configured right-hand text", func(s string) bool { return strings.Contains(s, "cfg-w1") })
 	c.mu.Lock()
 	bar := c.scr.Row(29)[119].Style.Bg
@@ -117,9 +117,9 @@ func TestConfigLiveApply(t *testing.T) {
 		return strings.Contains(s, "config.json not applied") && strings.Contains(s, `"C-1"`)
 	})
 	c.send("\x01?")
-	c.waitText("keys (prefix C-a)")
+	c.waitText("keys: prefix C-a, then")
 	c.send("q")
-	c.waitFor("the key list closed", func(s string) bool { return !strings.Contains(s, "keys (prefix") })
+	c.waitFor("the key list closed", func(s string) bool { return !strings.Contains(s, "keys: prefix") })
 	if r := phantom(t, in.env, "reload"); r.code != 1 || !strings.Contains(r.stderr, `"C-1"`) {
 		t.Errorf("reload of an invalid file: want exit 1 naming the cause:\n%v", r)
 	}
@@ -130,7 +130,7 @@ func TestConfigLiveApply(t *testing.T) {
 		t.Errorf("reload said %q", out)
 	}
 	c.send("\x02?")
-	c.waitText("keys (prefix C-b)")
+	c.waitText("keys: prefix C-b, then")
 	c.send("q")
 
 	// A new agent, for create_terminal, without a restart.
