@@ -18,9 +18,9 @@ func helpSession(cols, rows int) *session {
 // TestKeyListSizes lays the key list out at sizes from 40x12 to 120x40
 // and reads it page by page as j scrolls it: the box fits the terminal,
 // no row is cut at its edge, the first page starts with the first keys
-// (n p), every row of keyList shows whole (its key beside its text's
-// first word, every word of its text) on some page, so does every mark's
-// legend, and the last line says how to scroll exactly when it must.
+// (n p), every row of keyList shows whole (its key beside its text, the
+// text unbroken but for wrapping) on some page, so do every command with
+// keys and every mark's legend, and the last line says how to scroll exactly when it must.
 func TestKeyListSizes(t *testing.T) {
 	for _, c := range []struct {
 		cols, rows int
@@ -91,10 +91,13 @@ func TestKeyListSizes(t *testing.T) {
 			if key != "" && !regexp.MustCompile(`(?m)(^|\s)`+regexp.QuoteMeta(key)+` +`+regexp.QuoteMeta(help[0])).MatchString(text) {
 				t.Errorf("%dx%d: no row has the key %q beside %q:\n%s", c.cols, c.rows, key, help[0], text)
 			}
-			for _, w := range help {
-				if !strings.Contains(words, w) {
-					t.Errorf("%dx%d: the text of %q lacks %q", c.cols, c.rows, key, w)
-				}
+			if !strings.Contains(words, strings.Join(help, " ")) {
+				t.Errorf("%dx%d: the text of %q, %q, is not whole on the box:\n%s", c.cols, c.rows, key, k[1], text)
+			}
+		}
+		for _, cmd := range config.Commands() {
+			if len(cmd.Keys) > 0 && !strings.Contains(words, cmd.Help) {
+				t.Errorf("%dx%d: %s (%s) is not on the box", c.cols, c.rows, cmd.Name, strings.Join(cmd.Keys, " "))
 			}
 		}
 		for _, m := range markLegend {
