@@ -69,8 +69,8 @@ func (s *session) placeBox(body [][]screen.Cell, title string) *sheetBox {
 // placeBoxWidth is placeBox for a box inner cells wide inside its border.
 func (s *session) placeBoxWidth(body [][]screen.Cell, title string, inner int) *sheetBox {
 	area := s.rows - 1
-	if len(body) > area-2 {
-		body = body[max(len(body)-(area-2), 0):]
+	if keep := max(area-2, 0); len(body) > keep {
+		body = body[len(body)-keep:] // (a terminal of 1 or 2 rows has room for none)
 	}
 	b := &sheetBox{cells: boxRows(body, inner, title)}
 	b.x, b.y = max((s.cols-(inner+4))/2, 0), max((area-len(b.cells))/2, 0)

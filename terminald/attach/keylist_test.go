@@ -171,3 +171,22 @@ func TestShortKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyListTiny lays the key list out on terminals too small for it,
+// down to 1x1, and scrolls it: nothing panics, the box is no wider than
+// the terminal once it has room for a border.
+func TestKeyListTiny(t *testing.T) {
+	for cols := 1; cols <= 30; cols += 3 {
+		for rows := 1; rows <= 10; rows++ {
+			s := helpSession(cols, rows)
+			for _, k := range []string{" ", "j", "\x1b[5~", "k"} {
+				b := s.helpBox()
+				if cols >= 5 && b.x+len(b.cells[0]) > cols {
+					t.Errorf("%dx%d: the box is %d wide at %d", cols, rows, len(b.cells[0]), b.x)
+				}
+				s.helpKeys([]byte(k))
+				s.mode = modeHelp
+			}
+		}
+	}
+}
