@@ -77,7 +77,7 @@ func TestAttachBoundCommandLine(t *testing.T) {
 	o.prefix("M")
 	o.waitStatus("the renamed tab", func(s string) bool { return strings.Contains(s, "1:from-key*") })
 	o.prefix("|")
-	o.waitStatus("a split", func(s string) bool { return shownTab(s) == "2" })
+	o.waitStatus("a split: entry 1 of two panes", func(s string) bool { return strings.Contains(s, "[2]*") })
 
 	bad := filepath.Join(in.env.Home, "bad.json")
 	writeFile(t, bad, `{"keys": {"M": "renam-tab build"}}`)

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -94,6 +95,10 @@ func (w *Workspace) restoreSaved(st savedState, rep *RestoreReport) []rerun {
 		order[sw.ID], focus[sw.ID] = slices.Clone(sw.Tabs), sw.Focused
 	}
 	w.takePlacesLocked(st)
+	// The saved entries, kept aside: while Create adds the tabs back one
+	// by one, a read of the entries (a save, a client) would drop those
+	// not back yet.
+	entries := maps.Clone(w.entries.m)
 	for _, win := range w.windows {
 		win.tabs, win.focused = nil, "" // Create adds them back
 	}
@@ -166,6 +171,11 @@ func (w *Workspace) restoreSaved(st savedState, rep *RestoreReport) []rerun {
 		win.tabs = append(order[win.id], win.tabs...)
 		win.focused = focus[win.id]
 	}
+	for id, es := range entries {
+		w.entries.m[id] = es // tabs that did not come back are left out when read
+	}
+	close(w.entries.watchLocked())
+	w.entries.changed = nil
 	w.pruneWindowsLocked()
 	var events []Event
 	for _, e := range w.tabs {
