@@ -138,7 +138,8 @@ func TestRestoreSession(t *testing.T) {
 	// The split is back, in a new attach of the outer terminal.
 	o2 := in.attachOuter(t, 81, 24, nil, "main")
 	o2.waitFor("the split after down and up", func(s string) bool {
-		return strings.Contains(s, "│") && strings.Contains(o2.status(), "home") && strings.Contains(o2.status(), "build")
+		// Entry 1 is the split (shown by its focused pane, the new tab).
+		return strings.Contains(s, "│") && strings.Contains(o2.status(), "1:bash[2]*") && strings.Contains(o2.status(), "2:build")
 	})
 	if ids := tabIDs(in.list(t)); !slices.Contains(ids, split) {
 		t.Errorf("the split's tab %s is gone: %v", split, ids)
