@@ -20,7 +20,10 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+require (
+	github.com/godbus/dbus/v5 v5.2.4 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+)
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect

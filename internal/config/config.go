@@ -53,6 +53,9 @@ type Config struct {
 	Keys map[string]string `json:"keys,omitempty"`
 	// Status configures attach's status line.
 	Status Status `json:"status"`
+	// Attention says how bells, sheets and agents call the human
+	// (attention.go).
+	Attention Attention `json:"attention"`
 }
 
 // LanguageServer says how one language's server starts; unset fields keep
@@ -168,7 +171,10 @@ func (c Config) check() error {
 	if err := checkKeys(c.Keys, prefix); err != nil {
 		return err
 	}
-	return c.Status.check()
+	if err := c.Status.check(); err != nil {
+		return err
+	}
+	return c.Attention.check()
 }
 
 // IsAgentProgram reports whether a process named name (its command name,
