@@ -112,6 +112,7 @@ type Workspace struct {
 	windows  []*windowEntry // in creation order
 	nextID   map[byte]int
 	watchers map[*Watcher]struct{}
+	bells    bells // the tabs' bells' subscribers (bell.go)
 	closing  bool
 
 	layouts layouts // the windows' layouts (layout.go)
@@ -561,6 +562,9 @@ func (w *Workspace) tabChanged(t *tab) {
 	w.mu.Unlock()
 	if changed {
 		w.publish(ev)
+	}
+	if t.bellOut.Swap(false) {
+		w.ring(t.id)
 	}
 }
 
