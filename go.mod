@@ -7,6 +7,7 @@ require (
 	buf.build/go/protovalidate v1.4.0
 	github.com/clipperhouse/displaywidth v0.11.0
 	github.com/creack/pty v1.1.24
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/google/jsonschema-go v0.4.3
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/landlock-lsm/go-landlock v0.11.2
@@ -20,10 +21,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require (
-	github.com/godbus/dbus/v5 v5.2.4 // indirect
-	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
-)
+require github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect

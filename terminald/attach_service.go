@@ -56,7 +56,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		}
 	}()
 	creds, _ := peercred.FromContext(stream.Context()) // who answers sheets here, for authz's audit log
-	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live, Focus: s.focuses},
+	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live, Focus: s.focuses, Attention: s.attention},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),

@@ -44,7 +44,10 @@ type Service struct {
 	// focuses brings agents' focus requests to the attached clients, and
 	// events records what they did in authz's audit log (focus.go).
 	focuses *attach.Focuses
-	events  EventRecorder
+	// attention finds new sheets and agents that wait or finished, and
+	// rings the attached clients and the desktop; nil without (tests).
+	attention *attach.Attention
+	events    EventRecorder
 	logger  *slog.Logger
 }
 

@@ -59,6 +59,9 @@ type Options struct {
 	// which switches its tab only while its human is not typing, and
 	// shows a notice otherwise (focus.go).
 	Focus *Focuses
+	// Attention, when set, brings new sheets and agents that wait or
+	// finished to the session, which rings its client (attention.go).
+	Attention *Attention
 }
 
 // Hello opens a session.
@@ -190,6 +193,8 @@ type session struct {
 	diverged  string
 	notice    *focusNotice
 
+	att attention // bell marks and ring limits (attention.go)
+
 	exit *Exit
 	bg   sync.WaitGroup // tab closes still running
 	out  []byte
@@ -214,6 +219,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	defer func() { watch.Stop() }()
 	live := s.liveChanged()
 	s.applyLive()
+	bells, calls, stopAttention := s.watchAttention()
+	defer stopAttention()
 	if err := s.start(h); err != nil {
 		return Exit{}, err
 	}
@@ -284,6 +291,14 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			s.syncSheet()
 		case r := <-s.answers:
 			s.answerDone(r)
+		case id := <-bells:
+			if err := s.bellRang(id); err != nil {
+				return Exit{}, err
+			}
+		case c := <-calls:
+			if err := s.called(c); err != nil {
+				return Exit{}, err
+			}
 		case _, ok := <-watch.Events():
 			if !ok {
 				if watch.Err() == nil {

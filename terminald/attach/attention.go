@@ -1,0 +1,385 @@
+package attach
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/phantom-dev/phantom/internal/config"
+	"github.com/phantom-dev/phantom/terminald/workspace"
+)
+
+// Attention: what calls the human (config.json's "attention").
+//
+//   - A tab's bell (a BEL its program wrote; workspace.WatchBells) rings
+//     the client's terminal, and marks the tab on the status line (markBell)
+//     while the client does not show it, as tmux's bell-action any does.
+//     Each session handles its own window's bells.
+//   - A new permission sheet, an agent that waits for input and an agent
+//     that finished are found once, for all clients, by an Attention
+//     (below), which terminald runs: it rings every attached client (a BEL
+//     and a notification escape) and, when desktop notifications are on,
+//     sends the event to the freedesktop notification service (Notifier).
+//
+// A notification escape leaves terminald as OSC 777 (ESC ] 777 ; notify ;
+// title ; body BEL); the attach client passes it on in the form its
+// terminal announced (OSC 9 or OSC 777) and drops it where the terminal
+// announced neither (cmd/phantom/attach_probe.go). Its text is sanitized
+// here: tab titles and agent names are the agents'.
+
+// Rate limits of what a session sends its client: a flood of bells (one
+// tab's program writing BELs in a loop, or many tabs at once) rings the
+// terminal at most once per ringGap, and notifications come at most one
+// per notifyGap.
+const (
+	ringGap   = 500 * time.Millisecond
+	notifyGap = time.Second
+)
+
+// WaitingSettle is how long an agent must stay idle — no call in progress
+// and no output in its tab — after a call before it counts as waiting for
+// input: agents call tools in bursts, with their spinner drawing between
+// them.
+const WaitingSettle = 3 * time.Second
+
+// CallKind is what calls the human.
+type CallKind int
+
+// The calls.
+const (
+	CallSheet    CallKind = iota + 1 // a new permission sheet is on screen
+	CallWaiting                      // an agent waits for input
+	CallFinished                     // an agent finished (its program exited)
+)
+
+// Call is one event that calls the human.
+type Call struct {
+	Kind CallKind
+	// TabID is the tab it is about ("" for a caller outside tabs).
+	TabID string
+	// Title and Body are the notification's text, sanitized.
+	Title, Body string
+	// Ring is how it reaches the clients, as config.json said when it
+	// happened.
+	Ring config.Ring
+}
+
+// ringFor is how kind rings under a.
+func ringFor(kind CallKind, a config.Attention) config.Ring {
+	switch kind {
+	case CallSheet:
+		return a.SheetRing()
+	case CallWaiting:
+		return a.WaitingRing()
+	case CallFinished:
+		return a.FinishedRing()
+	}
+	return config.Ring{}
+}
+
+// limiter passes at most one event per gap (the leading one).
+type limiter struct {
+	last time.Time
+}
+
+// allow reports whether an event at now passes.
+func (l *limiter) allow(now time.Time, gap time.Duration) bool {
+	if !l.last.IsZero() && now.Sub(l.last) >= 0 && now.Sub(l.last) < gap {
+		return false
+	}
+	l.last = now
+	return true
+}
+
+// Notification text bounds: a notification is a line, not the sheet.
+const (
+	maxNotifyTitle = 64
+	maxNotifyBody  = 200
+)
+
+// notifyText makes agent-controlled text safe inside a notification
+// escape: printable only (sanitize), on one line, cut to max runes, and —
+// for the title, which OSC 777 ends with a ';' — without ';'.
+func notifyText(s string, max int, title bool) string {
+	s = strings.Join(strings.Fields(sanitize(s)), " ")
+	if title {
+		s = strings.ReplaceAll(s, ";", ",")
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// OSC777 is the notification escape terminald sends its clients, title
+// and body made safe.
+func OSC777(title, body string) []byte {
+	return []byte("\x1b]777;notify;" + notifyText(title, maxNotifyTitle, true) + ";" + notifyText(body, maxNotifyBody, false) + "\a")
+}
+
+// attention is a session's part: its bell marks and rate limits.
+type attention struct {
+	marks  map[string]bool // tabs of the window that rang while not shown
+	ring   limiter
+	notify limiter
+}
+
+// watchAttention subscribes the session to its window's bells and to the
+// Attention's calls (nil channels without one).
+func (s *session) watchAttention() (bells <-chan string, calls <-chan Call, stop func()) {
+	bells, stopBells := s.ws.WatchBells()
+	if s.o.Attention == nil {
+		return bells, nil, stopBells
+	}
+	calls, stopCalls := s.o.Attention.subscribe()
+	return bells, calls, func() { stopBells(); stopCalls() }
+}
+
+// shownTab reports whether a pane of the session shows tab id.
+func (s *session) shownTab(id string) bool {
+	for _, l := range s.root.leaves(nil) {
+		if l.pane.tabID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// bellRang handles tab id's bell: a tab of this window rings the client,
+// and is marked while not shown.
+func (s *session) bellRang(id string) error {
+	if !s.ws.Config().Attention.BellOn() {
+		return nil
+	}
+	ours := false
+	for _, t := range s.tabs {
+		ours = ours || t.ID == id
+	}
+	if !ours {
+		return nil // another window's: its clients ring
+	}
+	if !s.shownTab(id) {
+		if s.att.marks == nil {
+			s.att.marks = map[string]bool{}
+		}
+		s.att.marks[id] = true
+		s.needFrame = true
+	}
+	return s.ringClient(true, "", "")
+}
+
+// called rings the client for an Attention's call.
+func (s *session) called(c Call) error {
+	return s.ringClient(c.Ring.Bell, c.Title, c.Body)
+}
+
+// ringClient sends the client a BEL (bell) and a notification (a title),
+// each within its rate limit.
+func (s *session) ringClient(bell bool, title, body string) error {
+	now := time.Now()
+	var b []byte
+	if bell && s.att.ring.allow(now, ringGap) {
+		b = append(b, '\a')
+	}
+	if title != "" && s.att.notify.allow(now, notifyGap) {
+		b = append(b, OSC777(title, body)...)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if err := s.send(b); err != nil {
+		return fmt.Errorf("send a bell to the client: %w", err)
+	}
+	return nil
+}
+
+// bellMarks returns the tabs to mark, first clearing those shown now and
+// those closed.
+func (s *session) bellMarks() map[string]bool {
+	for id := range s.att.marks {
+		closed := true
+		for _, t := range s.tabs {
+			closed = closed && t.ID != id
+		}
+		if closed || s.shownTab(id) {
+			delete(s.att.marks, id)
+		}
+	}
+	return s.att.marks
+}
+
+// Notifier sends desktop notifications (internal/notify's Desktop).
+type Notifier interface {
+	Notify(ctx context.Context, title, body string) error
+}
+
+// Attention finds the calls of all tabs once — a new sheet on screen, an
+// agent waiting for input, an agent that finished — and hands each to
+// every subscribed session and, when config.json's attention.desktop is
+// on, to the desktop Notifier. terminald runs one, with the environment
+// of `phantom up`, so desktop notifications come also when no client is
+// attached.
+type Attention struct {
+	ws      *workspace.Workspace
+	sheets  Sheets
+	desktop Notifier
+	settle  time.Duration
+
+	mu   sync.Mutex
+	subs map[chan Call]struct{}
+	// desk queues calls for the desktop sender, so that a slow bus never
+	// holds the watch up.
+	desk chan Call
+}
+
+// callBuffer is how many calls a session may fall behind before more are
+// dropped for it.
+const callBuffer = 16
+
+// NewAttention watches ws's tabs and sheets (nil: none) for calls;
+// desktop, when non-nil, is where desktop notifications go.
+func NewAttention(ws *workspace.Workspace, sheets Sheets, desktop Notifier) *Attention {
+	return &Attention{ws: ws, sheets: sheets, desktop: desktop, settle: WaitingSettle,
+		subs: map[chan Call]struct{}{}, desk: make(chan Call, callBuffer)}
+}
+
+// subscribe returns a channel of the calls from now on.
+func (a *Attention) subscribe() (<-chan Call, func()) {
+	ch := make(chan Call, callBuffer)
+	a.mu.Lock()
+	a.subs[ch] = struct{}{}
+	a.mu.Unlock()
+	return ch, func() {
+		a.mu.Lock()
+		delete(a.subs, ch)
+		a.mu.Unlock()
+	}
+}
+
+// emit hands c to the sessions and the desktop, as config.json says now.
+func (a *Attention) emit(c Call) {
+	cfg := a.ws.Config().Attention
+	c.Ring = ringFor(c.Kind, cfg)
+	if c.Ring.Off() {
+		return
+	}
+	title, body := notifyText(c.Title, maxNotifyTitle, true), notifyText(c.Body, maxNotifyBody, false)
+	c.Title, c.Body = "", ""
+	if c.Ring.Notify {
+		c.Title, c.Body = title, body
+	}
+	a.mu.Lock()
+	for ch := range a.subs {
+		select {
+		case ch <- c:
+		default:
+		}
+	}
+	a.mu.Unlock()
+	if cfg.DesktopOn() && a.desktop != nil {
+		c.Title, c.Body = title, body
+		select {
+		case a.desk <- c:
+		default:
+		}
+	}
+}
+
+// Run watches until ctx ends.
+func (a *Attention) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.sendDesktop(ctx)
+	}()
+	w := newWatcher(a.settle, func(program string) bool {
+		cfg := a.ws.Config() // as config.json says now
+		return cfg.IsAgentProgram(program)
+	})
+	watch := a.ws.Watch()
+	defer func() { watch.Stop() }()
+	now := time.Now()
+	for _, t := range a.ws.List() {
+		w.observe(t, now) // what was before is not news
+	}
+	lastSheet := ""
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		var sheetsCh <-chan struct{}
+		if a.sheets != nil {
+			sheetsCh = a.sheets.Changed()
+			if cur, _ := a.sheets.Current(); cur != nil && cur.ID != lastSheet {
+				lastSheet = cur.ID
+				a.emit(sheetCall(cur))
+			}
+		}
+		for _, c := range w.due(time.Now(), a.lastOutput) {
+			a.emit(c)
+		}
+		timer.Reset(w.next(time.Now()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-sheetsCh:
+		case <-timer.C:
+		case ev, ok := <-watch.Events():
+			if !ok {
+				if watch.Err() == nil {
+					return // terminald stops
+				}
+				watch = a.ws.Watch() // fell behind: start over
+				for _, t := range a.ws.List() {
+					w.observe(t, time.Now())
+				}
+				continue
+			}
+			if ev.Kind == workspace.EventClosed {
+				w.forget(ev.Terminal.ID)
+				continue
+			}
+			for _, c := range w.observe(ev.Terminal, time.Now()) {
+				a.emit(c)
+			}
+		}
+	}
+}
+
+// lastOutput is when tab id last drew output; the zero time if unknown.
+func (a *Attention) lastOutput(id string) time.Time {
+	t, _ := a.ws.LastOutput(id)
+	return t
+}
+
+// sendDesktop sends the queued desktop notifications until ctx ends.
+func (a *Attention) sendDesktop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-a.desk:
+			nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			a.desktop.Notify(nctx, c.Title, c.Body) // best effort: the terminal rang anyway
+			cancel()
+		}
+	}
+}
+
+// sheetCall is the call of a new sheet.
+func sheetCall(sh *Sheet) Call {
+	who := sh.Client
+	if who == "" {
+		who = "an agent"
+	}
+	where := ""
+	if sh.TabTitle != "" {
+		where = " in " + sh.TabTitle
+	}
+	return Call{Kind: CallSheet, TabID: sh.TabID,
+		Title: "Phantom: " + who + " asks permission",
+		Body:  fmt.Sprintf("%s%s asks to %s (%s); prefix s answers", who, where, sh.Capability, sh.Tool)}
+}
