@@ -18,11 +18,16 @@ import (
 // attribute 52 where the clipboard is offered. Terminals answer in order,
 // so the DA1 reply ends the probe. The first frame does not wait for it:
 // the replies come in with the keys, which the key reader takes them out
-// of, so they never reach the tab. PHANTOM_CLIPBOARD=on or off skips the
-// probe.
+// of, so they never reach the tab. PHANTOM_CLIPBOARD=on or off decides
+// without the probe's answer.
+//
+// The same probe asks the terminal's name and version (XTVERSION, CSI > q,
+// answered DCS > | name version ST), from which attach knows which
+// desktop notification escape it takes (attach_notify.go).
 
-// probeQuery is what attach asks the terminal: XTGETTCAP "Ms", then DA1.
-const probeQuery = "\x1bP+q4d73\x1b\\" + "\x1b[c"
+// probeQuery is what attach asks the terminal: XTGETTCAP "Ms", XTVERSION,
+// then DA1.
+const probeQuery = "\x1bP+q4d73\x1b\\" + "\x1b[>q" + "\x1b[c"
 
 // probeTimeout is how long attach waits for the terminal's answer. A
 // terminal that does not answer DA1 at all is rare (and then is taken
@@ -36,6 +41,10 @@ type clipboardProbe struct {
 	state    terminalv1.AttachClipboard_State
 	timedOut bool          // state is the timeout's guess: a late reply still counts
 	ms       bool          // the terminal announced "Ms"
+	done     bool          // the DA1 answer came, or the timeout
+	version  string        // the XTVERSION answer; "" when none came
+	notify   notifyForm    // the notification escape the terminal takes (attach_notify.go)
+	env      notifyEnv     // what the environment says of the terminal
 	pending  []byte        // the start of a reply cut by a read
 	changed  chan struct{} // signalled when state changes
 }
@@ -43,16 +52,20 @@ type clipboardProbe struct {
 // newClipboardProbe starts knowing the answer when PHANTOM_CLIPBOARD says
 // it, else asks the terminal (writing probeQuery to out).
 func newClipboardProbe(out *os.File) *clipboardProbe {
-	p := &clipboardProbe{changed: make(chan struct{}, 1)}
+	p := &clipboardProbe{changed: make(chan struct{}, 1), env: notifyEnvFromOS()}
 	switch v := strings.ToLower(os.Getenv("PHANTOM_CLIPBOARD")); {
 	case envOff("PHANTOM_CLIPBOARD"):
 		p.set(terminalv1.AttachClipboard_STATE_OFF, false)
 	case v == "on" || v == "1" || v == "yes" || v == "true":
 		p.set(terminalv1.AttachClipboard_STATE_WRITTEN, false)
-	default:
-		out.WriteString(probeQuery)
-		time.AfterFunc(probeTimeout, func() { p.set(terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED, true) })
 	}
+	out.WriteString(probeQuery)
+	time.AfterFunc(probeTimeout, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.finishLocked()
+		p.setLocked(terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED, true)
+	})
 	return p
 }
 
@@ -103,7 +116,7 @@ func (p *clipboardProbe) keys(b []byte) []byte {
 	if bytes.IndexByte(b, 0x1b) < 0 {
 		return b
 	}
-	probing := p.state == terminalv1.AttachClipboard_STATE_UNSPECIFIED
+	probing := !p.done
 	out := b[:0:0]
 	for i := 0; i < len(b); {
 		if b[i] != 0x1b {
@@ -132,7 +145,10 @@ func (p *clipboardProbe) reply(r termReply) {
 	switch r.kind {
 	case replyCap:
 		p.ms = p.ms || r.ms
+	case replyVersion:
+		p.version = r.version
 	case replyDA1:
+		p.finishLocked()
 		st := terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED
 		if p.ms || r.clipboard {
 			st = terminalv1.AttachClipboard_STATE_WRITTEN
@@ -141,25 +157,46 @@ func (p *clipboardProbe) reply(r termReply) {
 	}
 }
 
+// finishLocked ends the probe (the DA1 answer, or the timeout) and picks
+// the notification escape from what the terminal and the environment
+// said; a later XTVERSION answer does not change it.
+func (p *clipboardProbe) finishLocked() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.notify = pickNotify(p.version, p.env)
+}
+
+// Notify is the notification escape the terminal takes; notifyNone while
+// the probe runs.
+func (p *clipboardProbe) Notify() notifyForm {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.notify
+}
+
 // termReply is a terminal's answer to the probe.
 type termReply struct {
 	kind      int  // replyDA1 or replyCap
-	clipboard bool // DA1: attribute 52 is among the attributes
-	ms        bool // XTGETTCAP: the terminal has the "Ms" capability
+	clipboard bool   // DA1: attribute 52 is among the attributes
+	ms        bool   // XTGETTCAP: the terminal has the "Ms" capability
+	version   string // XTVERSION: the terminal's name and version
 }
 
 const (
 	replyDA1 = iota + 1
 	replyCap
+	replyVersion
 )
 
 // maxReply bounds a reply: longer input is not one.
 const maxReply = 512
 
 // parseTermReply parses the reply b starts with: a DA1 report
-// (ESC [ ? Ps ; … c) or an XTGETTCAP answer for "Ms" (ESC P 1 + r
+// (ESC [ ? Ps ; … c), an XTGETTCAP answer for "Ms" (ESC P 1 + r
 // 4d73 = … ST, or ESC P 0 + r … ST when the terminal lacks it; ST is
-// ESC \ or BEL). It returns the reply and its length; 0 when b does not
+// ESC \ or BEL) or an XTVERSION answer (ESC P > | text ST). It returns the reply and its length; 0 when b does not
 // start with one, -1 when b is the start of one cut short.
 func parseTermReply(b []byte) (termReply, int) {
 	switch {
@@ -180,7 +217,8 @@ func parseTermReply(b []byte) (termReply, int) {
 			}
 		}
 	case bytes.HasPrefix(b, []byte("\x1bP")):
-		if !bytes.HasPrefix([]byte("\x1bP1+r"), b[:min(len(b), 5)]) && !bytes.HasPrefix([]byte("\x1bP0+r"), b[:min(len(b), 5)]) {
+		if !bytes.HasPrefix([]byte("\x1bP1+r"), b[:min(len(b), 5)]) && !bytes.HasPrefix([]byte("\x1bP0+r"), b[:min(len(b), 5)]) &&
+			!bytes.HasPrefix([]byte("\x1bP>|"), b[:min(len(b), 4)]) {
 			return termReply{}, 0
 		}
 		for i := 2; i < len(b) && i < maxReply; i++ {
@@ -199,6 +237,9 @@ func parseTermReply(b []byte) (termReply, int) {
 				continue
 			}
 			body := string(b[2:i])
+			if v, ok := strings.CutPrefix(body, ">|"); ok {
+				return termReply{kind: replyVersion, version: v}, end
+			}
 			r := termReply{kind: replyCap}
 			if rest, ok := strings.CutPrefix(body, "1+r"); ok {
 				name, _, _ := strings.Cut(rest, "=")

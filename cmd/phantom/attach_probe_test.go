@@ -22,6 +22,10 @@ func TestParseTermReply(t *testing.T) {
 		{"Ms announced, BEL", "\x1bP1+r4D73=\a", termReply{kind: replyCap, ms: true}, 11},
 		{"Ms refused", "\x1bP0+r4d73\x1b\\", termReply{kind: replyCap}, 11},
 		{"another capability", "\x1bP1+r636f=3235\x1b\\", termReply{kind: replyCap}, 16},
+		{"XTVERSION, ST", "\x1bP>|WezTerm 20240203-110809-5046fc22\x1b\\x", termReply{kind: replyVersion, version: "WezTerm 20240203-110809-5046fc22"}, 38},
+		{"XTVERSION, BEL", "\x1bP>|XTerm(388)\a", termReply{kind: replyVersion, version: "XTerm(388)"}, 15},
+		{"XTVERSION cut short", "\x1bP>|kit", termReply{}, -1},
+		{"XTVERSION's start", "\x1bP>", termReply{}, -1},
 		{"DA1 cut short", "\x1b[?64;1", termReply{}, -1},
 		{"XTGETTCAP cut short", "\x1bP1+r4d", termReply{}, -1},
 		{"XTGETTCAP cut inside ST", "\x1bP1+r4d73=1\x1b", termReply{}, -1},
@@ -75,7 +79,7 @@ func TestClipboardProbeLateReply(t *testing.T) {
 }
 
 func FuzzParseTermReply(f *testing.F) {
-	for _, s := range []string{"\x1b[?64;52c", "\x1bP1+r4d73=5c45\x1b\\", "\x1bP0+r4d73\a", "\x1b[A", "\x1b", "\x1b[?", "\x1bP1+r" + strings.Repeat("a", 600)} {
+	for _, s := range []string{"\x1b[?64;52c", "\x1bP>|foot(1.16.2)\x1b\\", "\x1bP1+r4d73=5c45\x1b\\", "\x1bP0+r4d73\a", "\x1b[A", "\x1b", "\x1b[?", "\x1bP1+r" + strings.Repeat("a", 600)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
