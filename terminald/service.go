@@ -48,7 +48,7 @@ type Service struct {
 	// rings the attached clients and the desktop; nil without (tests).
 	attention *attach.Attention
 	events    EventRecorder
-	logger  *slog.Logger
+	logger    *slog.Logger
 }
 
 // NewService serves ws. It locates processes with itself as terminald.

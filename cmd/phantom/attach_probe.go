@@ -178,7 +178,7 @@ func (p *clipboardProbe) Notify() notifyForm {
 
 // termReply is a terminal's answer to the probe.
 type termReply struct {
-	kind      int  // replyDA1 or replyCap
+	kind      int    // replyDA1 or replyCap
 	clipboard bool   // DA1: attribute 52 is among the attributes
 	ms        bool   // XTGETTCAP: the terminal has the "Ms" capability
 	version   string // XTVERSION: the terminal's name and version
