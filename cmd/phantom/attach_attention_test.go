@@ -174,7 +174,9 @@ func TestAttachAttentionBell(t *testing.T) {
 
 	// Off, live: no mark, no bell.
 	o.prefix("1")
-	o.waitFor("tab 1 shown", func(string) bool { return strings.Contains(o.status(), "*") && !strings.Contains(o.status(), "2:ringer*") })
+	o.waitFor("tab 1 shown", func(string) bool {
+		return strings.Contains(o.status(), "*") && !strings.Contains(o.status(), "2:ringer*")
+	})
 	writeAttentionConfig(t, in.env, `{"shell":"/bin/bash","attention":{"bell":"off"}}`)
 	if out, err := in.run("reload"); err != nil {
 		t.Fatalf("phantom reload: %v\n%s", err, out)
@@ -269,7 +271,7 @@ func TestAttachAttentionNotify(t *testing.T) {
 	waitNotify := func(c *client, what string) {
 		t.Helper()
 		eventually(t, "OSC 9 "+what, func() (bool, string) {
-			return strings.Contains(c.rawText(), "\x1b]9;Phantom: test "+what), ""
+			return strings.Contains(c.rawText(), "\x1b]9;Phantom: test "+what), fmt.Sprintf("%q", regexp.MustCompile("\x1b\\]9;[^\a]*").FindAllString(c.rawText(), -1))
 		})
 	}
 	waitNotify(kitty, "asks permission")
@@ -281,6 +283,14 @@ func TestAttachAttentionNotify(t *testing.T) {
 	if err := os.WriteFile(gone, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, "the agent tab exited", func() (bool, string) {
+		for _, tm := range in.list(t) {
+			if tm.GetId() == tab && tm.GetExited() {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(in.list(t)) + "\n" + kitty.status()
+	})
 	waitNotify(kitty, "finished")
 	eventually(t, "the finished agent's bell at the xterm client", func() (bool, string) {
 		return xterm.bells() >= 3, strings.ReplaceAll(xterm.rawText(), "\x1b", "^[")

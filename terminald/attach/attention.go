@@ -31,11 +31,15 @@ import (
 
 // Rate limits of what a session sends its client: a flood of bells (one
 // tab's program writing BELs in a loop, or many tabs at once) rings the
-// terminal at most once per ringGap, and notifications come at most one
-// per notifyGap.
+// terminal at most once per ringGap. Calls (a sheet, an agent waiting or
+// finished) are rare and each says something else — an agent waiting and
+// then finishing come milliseconds apart — so a burst of callBurst passes,
+// and a flood (an agent that opens and ends tabs in a loop) gets one a
+// callEvery.
 const (
 	ringGap   = 500 * time.Millisecond
-	notifyGap = time.Second
+	callBurst = 5
+	callEvery = 2 * time.Second
 )
 
 // WaitingSettle is how long an agent must stay idle — no call in progress
@@ -93,6 +97,27 @@ func (l *limiter) allow(now time.Time, gap time.Duration) bool {
 	return true
 }
 
+// bucket passes bursts of up to burst events, then one per every.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// allow reports whether an event at now passes.
+func (b *bucket) allow(now time.Time, burst int, every time.Duration) bool {
+	if b.last.IsZero() {
+		b.tokens = float64(burst)
+	} else if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(b.tokens+float64(d)/float64(every), float64(burst))
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
 // Notification text bounds: a notification is a line, not the sheet.
 const (
 	maxNotifyTitle = 64
@@ -121,9 +146,9 @@ func OSC777(title, body string) []byte {
 
 // attention is a session's part: its bell marks and rate limits.
 type attention struct {
-	marks  map[string]bool // tabs of the window that rang while not shown
-	ring   limiter
-	notify limiter
+	marks map[string]bool // tabs of the window that rang while not shown
+	ring  limiter         // tabs' bells
+	call  bucket          // calls
 }
 
 // watchAttention subscribes the session to its window's bells and to the
@@ -167,25 +192,32 @@ func (s *session) bellRang(id string) error {
 		s.att.marks[id] = true
 		s.needFrame = true
 	}
-	return s.ringClient(true, "", "")
+	if !s.att.ring.allow(time.Now(), ringGap) {
+		return nil
+	}
+	return s.sendRing([]byte{'\a'})
 }
 
-// called rings the client for an Attention's call.
+// called rings the client for an Attention's call: a BEL, a notification
+// (when the call carries its text), or both.
 func (s *session) called(c Call) error {
-	return s.ringClient(c.Ring.Bell, c.Title, c.Body)
+	now := time.Now()
+	if !s.att.call.allow(now, callBurst, callEvery) {
+		return nil
+	}
+	var b []byte
+	if c.Ring.Bell {
+		b = append(b, '\a')
+		s.att.ring.last = now // a tab's bell right after it adds nothing
+	}
+	if c.Title != "" {
+		b = append(b, OSC777(c.Title, c.Body)...)
+	}
+	return s.sendRing(b)
 }
 
-// ringClient sends the client a BEL (bell) and a notification (a title),
-// each within its rate limit.
-func (s *session) ringClient(bell bool, title, body string) error {
-	now := time.Now()
-	var b []byte
-	if bell && s.att.ring.allow(now, ringGap) {
-		b = append(b, '\a')
-	}
-	if title != "" && s.att.notify.allow(now, notifyGap) {
-		b = append(b, OSC777(title, body)...)
-	}
+// sendRing sends b, a BEL or notification, to the client between frames.
+func (s *session) sendRing(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}

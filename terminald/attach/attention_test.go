@@ -37,6 +37,33 @@ func TestLimiter(t *testing.T) {
 	}
 }
 
+// TestBucket checks the limit of calls: a burst passes, then one per
+// interval.
+func TestBucket(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := time.Millisecond
+	tests := []struct {
+		name string
+		at   []time.Duration
+		want []bool
+	}{
+		{"a burst passes", []time.Duration{0, 1, 2, 3, 4}, []bool{true, true, true, true, true}},
+		{"past the burst, dropped", []time.Duration{0, 1, 2, 3, 4, 5, 6}, []bool{true, true, true, true, true, false, false}},
+		{"refilled after an interval", []time.Duration{0, 1, 2, 3, 4, 5, callEvery + 5, callEvery + 6}, []bool{true, true, true, true, true, false, true, false}},
+		{"waiting then finished, ms apart", []time.Duration{0, 25 * ms}, []bool{true, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bucket
+			for i, d := range tt.at {
+				if got := b.allow(t0.Add(d), callBurst, callEvery); got != tt.want[i] {
+					t.Errorf("call %d at +%v: allow = %v, want %v", i, d, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
 // TestOSC777 checks that agent text cannot end the escape or start
 // another: no control characters (C0, DEL, C1), no ';' in the title, one
 // line, bounded.
@@ -143,6 +170,11 @@ func TestWatcherCalls(t *testing.T) {
 			{4 * time.Second, nil, -1, nil},
 			{5 * time.Second, nil, -1, []CallKind{CallWaiting}},
 			{9 * time.Second, nil, -1, nil},
+		}},
+		{"a sheet answered, then idle: waiting", []step{
+			{0, tab(agentTab(workspace.AgentWaitingForPermission)), -1, nil},
+			{time.Second, tab(agentTab(workspace.AgentIdle)), -1, nil},
+			{4 * time.Second, nil, -1, []CallKind{CallWaiting}},
 		}},
 		{"output keeps it from waiting", []step{
 			{0, tab(agentTab(workspace.AgentWorking)), -1, nil},

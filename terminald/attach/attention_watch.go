@@ -13,7 +13,8 @@ import (
 //     agent_state was ever set) or whose foreground program is a
 //     configured agent's (config.json's agents).
 //   - An agent waits for input when its agent_state went from working (a
-//     Phantom tool call in progress) to idle and stayed idle, with no
+//     Phantom tool call in progress, or waiting for a sheet's answer) to
+//     idle and stayed idle, with no
 //     output in its tab, for WaitingSettle: the call burst is over and its
 //     spinner stopped. Once per such change.
 //   - An agent finished when its tab's program exited, or when the
@@ -77,7 +78,7 @@ func (w *watcher) observe(t workspace.Terminal, now time.Time) []Call {
 	switch {
 	case t.AgentState != workspace.AgentIdle:
 		tr.idleAt = time.Time{}
-	case tr.state == workspace.AgentWorking:
+	case tr.state == workspace.AgentWorking || tr.state == workspace.AgentWaitingForPermission:
 		tr.idleAt = now
 	}
 	tr.state, tr.exited, tr.fgAgent = t.AgentState, t.Exited, fgAgent
