@@ -262,8 +262,10 @@ type Attention struct {
 	mu   sync.Mutex
 	subs map[chan Call]struct{}
 	// desk queues calls for the desktop sender, so that a slow bus never
-	// holds the watch up.
-	desk chan Call
+	// holds the watch up; deskLimit keeps a flood of calls (an agent that
+	// opens and ends tabs in a loop) off the desktop, as sessions do.
+	desk      chan Call
+	deskLimit bucket
 }
 
 // callBuffer is how many calls a session may fall behind before more are
@@ -309,8 +311,9 @@ func (a *Attention) emit(c Call) {
 		default:
 		}
 	}
+	desktop := cfg.DesktopOn() && a.desktop != nil && a.deskLimit.allow(time.Now(), callBurst, callEvery)
 	a.mu.Unlock()
-	if cfg.DesktopOn() && a.desktop != nil {
+	if desktop {
 		c.Title, c.Body = title, body
 		select {
 		case a.desk <- c:
