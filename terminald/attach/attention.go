@@ -26,7 +26,7 @@ import (
 // A notification escape leaves terminald as OSC 777 (ESC ] 777 ; notify ;
 // title ; body BEL); the attach client passes it on in the form its
 // terminal announced (OSC 9 or OSC 777) and drops it where the terminal
-// announced neither (cmd/phantom/attach_probe.go). Its text is sanitized
+// announced neither (cmd/phantom/attach_notify.go). Its text is sanitized
 // here: tab titles and agent names are the agents'.
 
 // Rate limits of what a session sends its client: a flood of bells (one
@@ -367,9 +367,12 @@ func (a *Attention) Run(ctx context.Context) {
 				if watch.Err() == nil {
 					return // terminald stops
 				}
-				watch = a.ws.Watch() // fell behind: start over
+				// Fell behind: start over, with what changed meanwhile.
+				watch = a.ws.Watch()
 				for _, t := range a.ws.List() {
-					w.observe(t, time.Now())
+					for _, c := range w.observe(t, time.Now()) {
+						a.emit(c)
+					}
 				}
 				continue
 			}
