@@ -7,10 +7,11 @@ import (
 
 // Attention says how Phantom calls the human: what a program's bell does,
 // and how a new permission sheet, an agent that waits for input and an
-// agent that finished ring the attached clients and the desktop. Empty
-// fields keep their defaults (see the methods), so a file without
-// "attention" behaves as tmux's bell-action any, and rings for sheets and
-// agents.
+// agent that finished ring the attached clients and the desktop. Parse
+// fills in the defaults (DefaultAttention); the methods read an empty
+// field (a Config built by hand) as its default too. Without "attention"
+// a bell does what tmux's bell-action any does, and sheets and agents
+// ring.
 type Attention struct {
 	// Bell is what a BEL written by a tab's program does: "on" (the
 	// default) marks the tab on the status line while it is not shown and
@@ -29,6 +30,25 @@ type Attention struct {
 	// session bus of `phantom up`, attached or not. "off" (the default)
 	// leaves it to the terminal's notifications.
 	Desktop string `json:"desktop,omitempty"`
+}
+
+// DefaultAttention is the attention settings with every default filled
+// in, as config show prints them.
+func DefaultAttention() Attention {
+	return Attention{Bell: "on", Sheet: "both", Waiting: "both", Finished: "both", Desktop: "off"}
+}
+
+// withDefaults fills in the fields left out.
+func (a Attention) withDefaults() Attention {
+	d := DefaultAttention()
+	for _, f := range []struct{ v, def *string }{
+		{&a.Bell, &d.Bell}, {&a.Sheet, &d.Sheet}, {&a.Waiting, &d.Waiting}, {&a.Finished, &d.Finished}, {&a.Desktop, &d.Desktop},
+	} {
+		if *f.v == "" {
+			*f.v = *f.def
+		}
+	}
+	return a
 }
 
 // Ring is how an attention event reaches the attached clients.

@@ -136,6 +136,7 @@ func Parse(path string, b []byte) (Config, error) {
 	maps.Copy(agents, c.Agents)
 	c.Agents = agents
 	c.Sandbox = c.Sandbox.withDefaults()
+	c.Attention = c.Attention.withDefaults()
 	if c.Shell == "" {
 		c.Shell = os.Getenv("SHELL")
 	}

@@ -26,7 +26,8 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
-		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}}
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight},
+		Attention: DefaultAttention()}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}
