@@ -116,7 +116,10 @@ func (p *clipboardProbe) keys(b []byte) []byte {
 	if bytes.IndexByte(b, 0x1b) < 0 {
 		return b
 	}
-	probing := !p.done
+	// Only while the clipboard's answer is awaited is a cut reply held
+	// back: with PHANTOM_CLIPBOARD set no key waits for the probe (the
+	// XTVERSION answer, asked all the same, comes whole in practice).
+	probing := p.state == terminalv1.AttachClipboard_STATE_UNSPECIFIED
 	out := b[:0:0]
 	for i := 0; i < len(b); {
 		if b[i] != 0x1b {

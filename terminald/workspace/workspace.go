@@ -550,6 +550,10 @@ func (w *Workspace) tabLocked(id string) (*tabEntry, error) {
 // altered something watchers see.
 func (w *Workspace) tabChanged(t *tab) {
 	t.refresh()
+	if t.bellOut.Swap(false) {
+		// Even before the tab is listed: its first output may ring.
+		w.ring(t.id)
+	}
 	w.mu.Lock()
 	e, ok := w.tabs[t.id]
 	if !ok {
@@ -562,9 +566,6 @@ func (w *Workspace) tabChanged(t *tab) {
 	w.mu.Unlock()
 	if changed {
 		w.publish(ev)
-	}
-	if t.bellOut.Swap(false) {
-		w.ring(t.id)
 	}
 }
 
