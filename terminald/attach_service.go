@@ -62,7 +62,7 @@ func (s *Service) Attach(stream terminalv1.TerminalService_AttachServer) error {
 		return stream.Send(&terminalv1.AttachResponse{Msg: &terminalv1.AttachResponse_WindowId{WindowId: id}})
 	}
 	exit, err := attach.Run(ctx, attach.Options{Workspace: s.ws, Prefix: prefix, Sheets: s.sheets, ClientPID: creds.PID, Live: s.live, Focus: s.focuses,
-		Grants: s.grants, Buffers: s.buffers, Window: window},
+		Grants: s.grants, Buffers: s.buffers, Window: window, Attention: s.attention},
 		attach.Hello{
 			Target: h.GetTarget(), Cols: int(h.GetSize().GetCols()), Rows: int(h.GetSize().GetRows()),
 			Term: h.GetTerm(), ColorTerm: h.GetColorterm(), Directory: h.GetDirectory(),

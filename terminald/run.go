@@ -201,5 +201,6 @@ func NewServer(ws *workspace.Workspace, layout paths.Layout, logger *slog.Logger
 		defer close(watchDone)
 		reloader.watch(watchCtx)
 	}()
-	return srv, func() { stopWatch(); <-watchDone; sheets.stop(); g.Close() }, nil
+	stopAttention := svc.startAttention(sheets) // attention.go
+	return srv, func() { stopWatch(); <-watchDone; stopAttention(); sheets.stop(); g.Close() }, nil
 }

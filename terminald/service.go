@@ -49,8 +49,11 @@ type Service struct {
 	focuses *attach.Focuses
 	// buffers are the paste buffers every attached client shares.
 	buffers *attach.Buffers
-	events  EventRecorder
-	logger  *slog.Logger
+	// attention finds new sheets and agents that wait or finished, and
+	// rings the attached clients and the desktop; nil without (tests).
+	attention *attach.Attention
+	events    EventRecorder
+	logger    *slog.Logger
 }
 
 // NewService serves ws. It locates processes with itself as terminald.

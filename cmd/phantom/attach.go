@@ -327,7 +327,7 @@ func attachLoop(stream terminalv1.TerminalService_AttachClient, first *terminalv
 	for {
 		switch m := resp.GetMsg().(type) {
 		case *terminalv1.AttachResponse_Output:
-			if _, err := os.Stdout.Write(filterOutput(m.Output, probe.writes())); err != nil {
+			if _, err := os.Stdout.Write(filterOutput(m.Output, probe.writes(), probe.Notify())); err != nil {
 				return nil, fmt.Errorf("write to the terminal: %w", err)
 			}
 		case *terminalv1.AttachResponse_Exit:

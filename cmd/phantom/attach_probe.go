@@ -18,17 +18,20 @@ import (
 // attribute 52 where the clipboard is offered. Terminals answer in order,
 // so the DA1 reply ends the probe. The first frame does not wait for it:
 // the replies come in with the keys, which the key reader takes them out
-// of, so they never reach the tab. PHANTOM_CLIPBOARD=on or off skips the
-// probe.
+// of, so they never reach the tab. PHANTOM_CLIPBOARD=on or off decides
+// without the probe's answer.
 //
 // The same probe asks for "RGB" and "Tc", tmux's names for 24-bit colour
 // (foot, WezTerm, kitty and others answer): a terminal reached over ssh,
 // which does not pass COLORTERM on, can say it that way. One name per
-// query, since a terminal may stop at the first name it lacks.
+// query, since a terminal may stop at the first name it lacks. And it asks
+// the terminal's name and version (XTVERSION, CSI > q, answered DCS > |
+// name version ST), from which attach knows which desktop notification
+// escape it takes (attach_notify.go).
 
 // probeQuery is what attach asks the terminal: XTGETTCAP "Ms", "RGB" and
-// "Tc", then DA1.
-const probeQuery = "\x1bP+q4d73\x1b\\" + "\x1bP+q524742\x1b\\" + "\x1bP+q5463\x1b\\" + "\x1b[c"
+// "Tc", XTVERSION, then DA1.
+const probeQuery = "\x1bP+q4d73\x1b\\" + "\x1bP+q524742\x1b\\" + "\x1bP+q5463\x1b\\" + "\x1b[>q" + "\x1b[c"
 
 // probeTimeout is how long attach waits for the terminal's answer. A
 // terminal that does not answer DA1 at all is rare (and then is taken
@@ -44,6 +47,10 @@ type clipboardProbe struct {
 	ms       bool          // the terminal announced "Ms"
 	rgb      chan struct{} // closed when the terminal announces "RGB" or "Tc"
 	rgbSeen  bool
+	done     bool          // the DA1 answer came, or the timeout
+	version  string        // the XTVERSION answer; "" when none came
+	notify   notifyForm    // the notification escape the terminal takes (attach_notify.go)
+	env      notifyEnv     // what the environment says of the terminal
 	pending  []byte        // the start of a reply cut by a read
 	changed  chan struct{} // signalled when state changes
 }
@@ -51,16 +58,20 @@ type clipboardProbe struct {
 // newClipboardProbe starts knowing the answer when PHANTOM_CLIPBOARD says
 // it, else asks the terminal (writing probeQuery to out).
 func newClipboardProbe(out *os.File) *clipboardProbe {
-	p := &clipboardProbe{changed: make(chan struct{}, 1), rgb: make(chan struct{})}
+	p := &clipboardProbe{changed: make(chan struct{}, 1), rgb: make(chan struct{}), env: notifyEnvFromOS()}
 	switch v := strings.ToLower(os.Getenv("PHANTOM_CLIPBOARD")); {
 	case envOff("PHANTOM_CLIPBOARD"):
 		p.set(terminalv1.AttachClipboard_STATE_OFF, false)
 	case v == "on" || v == "1" || v == "yes" || v == "true":
 		p.set(terminalv1.AttachClipboard_STATE_WRITTEN, false)
-	default:
-		out.WriteString(probeQuery)
-		time.AfterFunc(probeTimeout, func() { p.set(terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED, true) })
 	}
+	out.WriteString(probeQuery)
+	time.AfterFunc(probeTimeout, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.finishLocked()
+		p.setLocked(terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED, true)
+	})
 	return p
 }
 
@@ -115,6 +126,9 @@ func (p *clipboardProbe) keys(b []byte) []byte {
 	if bytes.IndexByte(b, 0x1b) < 0 {
 		return b
 	}
+	// Only while the clipboard's answer is awaited is a cut reply held
+	// back: with PHANTOM_CLIPBOARD set no key waits for the probe (the
+	// XTVERSION answer, asked all the same, comes whole in practice).
 	probing := p.state == terminalv1.AttachClipboard_STATE_UNSPECIFIED
 	out := b[:0:0]
 	for i := 0; i < len(b); {
@@ -148,7 +162,10 @@ func (p *clipboardProbe) reply(r termReply) {
 			p.rgbSeen = true
 			close(p.rgb)
 		}
+	case replyVersion:
+		p.version = r.version
 	case replyDA1:
+		p.finishLocked()
 		st := terminalv1.AttachClipboard_STATE_NOT_ANNOUNCED
 		if p.ms || r.clipboard {
 			st = terminalv1.AttachClipboard_STATE_WRITTEN
@@ -157,26 +174,48 @@ func (p *clipboardProbe) reply(r termReply) {
 	}
 }
 
+// finishLocked ends the probe (the DA1 answer, or the timeout) and picks
+// the notification escape from what the terminal and the environment
+// said; a later XTVERSION answer does not change it.
+func (p *clipboardProbe) finishLocked() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.notify = pickNotify(p.version, p.env)
+}
+
+// Notify is the notification escape the terminal takes; notifyNone while
+// the probe runs.
+func (p *clipboardProbe) Notify() notifyForm {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.notify
+}
+
 // termReply is a terminal's answer to the probe.
 type termReply struct {
-	kind      int  // replyDA1 or replyCap
-	clipboard bool // DA1: attribute 52 is among the attributes
-	ms        bool // XTGETTCAP: the terminal has the "Ms" capability
-	rgb       bool // XTGETTCAP: the terminal has "RGB" or "Tc" (24-bit colour)
+	kind      int    // replyDA1, replyCap or replyVersion
+	clipboard bool   // DA1: attribute 52 is among the attributes
+	ms        bool   // XTGETTCAP: the terminal has the "Ms" capability
+	rgb       bool   // XTGETTCAP: the terminal has "RGB" or "Tc" (24-bit colour)
+	version   string // XTVERSION: the terminal's name and version
 }
 
 const (
 	replyDA1 = iota + 1
 	replyCap
+	replyVersion
 )
 
 // maxReply bounds a reply: longer input is not one.
 const maxReply = 512
 
 // parseTermReply parses the reply b starts with: a DA1 report
-// (ESC [ ? Ps ; … c) or an XTGETTCAP answer (ESC P 1 + r 4d73 = … ST for
+// (ESC [ ? Ps ; … c), an XTGETTCAP answer (ESC P 1 + r 4d73 = … ST for
 // "Ms", 524742 for "RGB", 5463 for "Tc", with or without "= value"; ESC P
-// 0 + r … ST when the terminal lacks it; ST is ESC \ or BEL). It returns the reply and its length; 0 when b does not
+// 0 + r … ST when the terminal lacks it; ST is ESC \ or BEL) or an
+// XTVERSION answer (ESC P > | text ST). It returns the reply and its length; 0 when b does not
 // start with one, -1 when b is the start of one cut short.
 func parseTermReply(b []byte) (termReply, int) {
 	switch {
@@ -197,7 +236,8 @@ func parseTermReply(b []byte) (termReply, int) {
 			}
 		}
 	case bytes.HasPrefix(b, []byte("\x1bP")):
-		if !bytes.HasPrefix([]byte("\x1bP1+r"), b[:min(len(b), 5)]) && !bytes.HasPrefix([]byte("\x1bP0+r"), b[:min(len(b), 5)]) {
+		if !bytes.HasPrefix([]byte("\x1bP1+r"), b[:min(len(b), 5)]) && !bytes.HasPrefix([]byte("\x1bP0+r"), b[:min(len(b), 5)]) &&
+			!bytes.HasPrefix([]byte("\x1bP>|"), b[:min(len(b), 4)]) {
 			return termReply{}, 0
 		}
 		for i := 2; i < len(b) && i < maxReply; i++ {
@@ -216,6 +256,9 @@ func parseTermReply(b []byte) (termReply, int) {
 				continue
 			}
 			body := string(b[2:i])
+			if v, ok := strings.CutPrefix(body, ">|"); ok {
+				return termReply{kind: replyVersion, version: v}, end
+			}
 			r := termReply{kind: replyCap}
 			if rest, ok := strings.CutPrefix(body, "1+r"); ok {
 				name, _, _ := strings.Cut(rest, "=")

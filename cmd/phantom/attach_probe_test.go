@@ -26,6 +26,10 @@ func TestParseTermReply(t *testing.T) {
 		{"RGB announced, a flag", "\x1bP1+r524742\x1b\\", termReply{kind: replyCap, rgb: true}, 13},
 		{"Tc announced", "\x1bP1+r5463\x1b\\", termReply{kind: replyCap, rgb: true}, 11},
 		{"RGB refused", "\x1bP0+r524742\x1b\\", termReply{kind: replyCap}, 13},
+		{"XTVERSION, ST", "\x1bP>|WezTerm 20240203-110809-5046fc22\x1b\\x", termReply{kind: replyVersion, version: "WezTerm 20240203-110809-5046fc22"}, 38},
+		{"XTVERSION, BEL", "\x1bP>|XTerm(388)\a", termReply{kind: replyVersion, version: "XTerm(388)"}, 15},
+		{"XTVERSION cut short", "\x1bP>|kit", termReply{}, -1},
+		{"XTVERSION's start", "\x1bP>", termReply{}, -1},
 		{"DA1 cut short", "\x1b[?64;1", termReply{}, -1},
 		{"XTGETTCAP cut short", "\x1bP1+r4d", termReply{}, -1},
 		{"XTGETTCAP cut inside ST", "\x1bP1+r4d73=1\x1b", termReply{}, -1},
@@ -79,7 +83,7 @@ func TestClipboardProbeLateReply(t *testing.T) {
 }
 
 func FuzzParseTermReply(f *testing.F) {
-	for _, s := range []string{"\x1b[?64;52c", "\x1bP1+r4d73=5c45\x1b\\", "\x1bP0+r4d73\a", "\x1b[A", "\x1b", "\x1b[?", "\x1bP1+r" + strings.Repeat("a", 600), "\x1bP1+r524742=382f382f38\x1b\\", "\x1bP1+r5463\x1b\\"} {
+	for _, s := range []string{"\x1b[?64;52c", "\x1bP>|foot(1.16.2)\x1b\\", "\x1bP1+r4d73=5c45\x1b\\", "\x1bP0+r4d73\a", "\x1b[A", "\x1b", "\x1b[?", "\x1bP1+r" + strings.Repeat("a", 600), "\x1bP1+r524742=382f382f38\x1b\\", "\x1bP1+r5463\x1b\\"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

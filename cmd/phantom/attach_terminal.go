@@ -76,13 +76,15 @@ var mouseModeSets = [][]byte{
 }
 
 // filterOutput drops from a frame what the switches above turn off, and
-// clipboard writes unless clipboard says the terminal takes them. A frame
+// clipboard writes unless clipboard says the terminal takes them, and
+// puts notifications in the form the terminal takes (notify). A frame
 // is rendered by terminald, never a program's raw output, so these
 // sequences appear whole and only where terminald put them.
-func filterOutput(b []byte, clipboard bool) []byte {
+func filterOutput(b []byte, clipboard bool, notify notifyForm) []byte {
 	if !clipboard {
 		b = dropOSC52(b)
 	}
+	b = rewriteNotify(b, notify) // attach_notify.go
 	if mouseOff {
 		for _, seq := range mouseModeSets {
 			if bytes.Contains(b, seq) {

@@ -72,7 +72,7 @@ func TestConfigCheck(t *testing.T) {
 	}
 	writeSettings(t, env.Layout.Config, `{"prefix": "C-a"}`)
 	show := mustPhantom(t, env, "config", "show")
-	for _, want := range []string{`"prefix": "C-a"`, `"scrollback_lines": 100000`, `"right": "#{window}"`} {
+	for _, want := range []string{`"prefix": "C-a"`, `"scrollback_lines": 100000`, `"right": "#{window}"`, `"sheet": "both"`} {
 		if !strings.Contains(show, want) {
 			t.Errorf("config show lacks %s:\n%s", want, show)
 		}

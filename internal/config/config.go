@@ -64,6 +64,9 @@ type Config struct {
 	// TrueColor says when attach sends 24-bit colour: TrueColorAuto
 	// (the default), TrueColorOn or TrueColorOff (truecolor.go).
 	TrueColor string `json:"truecolor,omitempty"`
+	// Attention says how bells, sheets and agents call the human
+	// (attention.go).
+	Attention Attention `json:"attention"`
 }
 
 // DefaultRepeatTime is tmux's repeat-time, in milliseconds.
@@ -163,6 +166,7 @@ func Parse(path string, b []byte) (Config, error) {
 	maps.Copy(agents, c.Agents)
 	c.Agents = agents
 	c.Sandbox = c.Sandbox.withDefaults()
+	c.Attention = c.Attention.withDefaults()
 	if c.Shell == "" {
 		c.Shell = os.Getenv("SHELL")
 	}
@@ -216,7 +220,10 @@ func (c Config) check() error {
 	if err := checkTrueColor(c.TrueColor); err != nil {
 		return err
 	}
-	return c.Status.check()
+	if err := c.Status.check(); err != nil {
+		return err
+	}
+	return c.Attention.check()
 }
 
 // IsAgentProgram reports whether a process named name (its command name,

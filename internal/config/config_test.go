@@ -27,7 +27,8 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 	repeat := DefaultRepeatTime
 	want := Config{Shell: "/bin/zsh", ScrollbackLines: DefaultScrollback, Agents: DefaultAgents(),
-		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, RepeatTime: &repeat, Restore: new(true), TrueColor: TrueColorAuto}
+		Sandbox: Sandbox{AgentPaths: DefaultAgentPaths()}, Status: Status{Right: DefaultStatusRight}, RepeatTime: &repeat, Restore: new(true), TrueColor: TrueColorAuto,
+		Attention: DefaultAttention()}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v, want %+v", c, want)
 	}

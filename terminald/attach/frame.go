@@ -262,7 +262,7 @@ func (s *session) fillRow(cells []screen.Cell, tab bool, p *pane) []screen.Cell 
 func (s *session) statusLine() []screen.Cell {
 	si := StatusInfo{
 		Window: s.winName, Groups: s.groups, Focused: s.tabID,
-		TrueColor: s.r.TrueColor, Right: s.message,
+		TrueColor: s.r.TrueColor, Right: s.message, Bells: s.bellMarks(),
 	}
 	si.Tabs, si.Panes = s.entryTabs()
 	_, si.Sheets = s.currentSheet()

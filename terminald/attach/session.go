@@ -68,6 +68,9 @@ type Options struct {
 	// session's goroutine (as send is): as it starts and at each switch
 	// (windows.go), so that the client can come back to it.
 	Window func(id string) error
+	// Attention, when set, brings new sheets and agents that wait or
+	// finished to the session, which rings its client (attention.go).
+	Attention *Attention
 }
 
 // Hello opens a session.
@@ -213,6 +216,7 @@ type session struct {
 	notice    *focusNotice
 
 	habit habitState // the command prompt, last tab, repeat (cmdline.go)
+	att   attention  // bell marks and ring limits (attention.go)
 
 	exit *Exit
 	bg   sync.WaitGroup // tab closes still running
@@ -240,6 +244,8 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 	defer func() { watch.Stop() }()
 	live := s.liveChanged()
 	s.applyLive()
+	bells, calls, stopAttention := s.watchAttention()
+	defer stopAttention()
 	if err := s.start(h); err != nil {
 		return Exit{}, err
 	}
@@ -323,6 +329,14 @@ func Run(ctx context.Context, o Options, h Hello, in <-chan Msg, send func([]byt
 			s.answerDone(r)
 		case r := <-s.grantsIn:
 			s.grantsDone(r)
+		case id := <-bells:
+			if err := s.bellRang(id); err != nil {
+				return Exit{}, err
+			}
+		case c := <-calls:
+			if err := s.called(c); err != nil {
+				return Exit{}, err
+			}
 		case _, ok := <-watch.Events():
 			if !ok {
 				if watch.Err() == nil {

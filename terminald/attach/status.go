@@ -46,6 +46,9 @@ type StatusInfo struct {
 	Prompt string
 	// TrueColor selects 24-bit palette colours instead of ANSI256 ones.
 	TrueColor bool
+	// Bells are the tabs that rang while the client did not show them
+	// (attention.go): marked with markBell.
+	Bells map[string]bool
 }
 
 // Status line glyphs: compact state marks after a tab's title. Each has
@@ -60,6 +63,7 @@ const (
 	markAgentAsk = "!" // an agent waits for a permission sheet
 	markEditor   = "✎" // the window's editor, which agents drive
 	markOpen     = "⚠" // an agent runs in a tab that is not sandboxed
+	markBell     = "♪" // the tab's program rang the bell while not shown
 	maxTitle     = 24  // a longer title is cut with …
 )
 
@@ -77,6 +81,7 @@ var markLegend = []struct{ mark, means string }{
 	{markAgentIdl, "agent idle"},
 	{markAgentAsk, "agent asks"},
 	{markOpen, "agent unsandboxed"},
+	{markBell, "bell rang"},
 	{":3000", "dev server"},
 }
 
@@ -186,6 +191,9 @@ func statusLayout(si StatusInfo, cols int) ([]screen.Cell, []tabHit) {
 			sb.WriteString("*")
 		}
 		sb.WriteString(stateMarks(t))
+		if si.Bells[t.ID] {
+			sb.WriteString(" " + markBell)
+		}
 		sb.WriteString(" ")
 		segs = append(segs, segment{text: sb.String(), id: t.ID})
 	}

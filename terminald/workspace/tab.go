@@ -98,6 +98,12 @@ type tab struct {
 	// is still drawing it (prompt_seen.go); drawingSince is when it began.
 	drawing      bool
 	drawingSince time.Time
+	// bellRang is set by a BEL in the chunk being rendered; bellGate
+	// rate-limits what is reported (bell.go). bellOut is a bell reported
+	// to the workspace's callback, which passes it on.
+	bellRang bool
+	bellGate bellGate
+	bellOut  atomic.Bool
 	// drawn is the end of the prompt the shell last finished drawing (B),
 	// while no command ran since (C) and no clear erased it; haveDrawn
 	// says there is one. Text before it is not new output (prompt_seen.go).
@@ -293,7 +299,12 @@ func (t *tab) render(chunk []byte) {
 	// without integration: an event like the prompt marks.
 	changed := t.pending || t.scr.AltScreen() != alt
 	t.pending = false
-	t.lastOutput.Store(time.Now().UnixNano())
+	now := time.Now()
+	if t.takeBellLocked(now) {
+		t.bellOut.Store(true)
+		changed = true // the callback passes it on (bell.go)
+	}
+	t.lastOutput.Store(now.UnixNano())
 	t.mu.Unlock()
 	t.views.signal()
 	t.rendered(changed)
@@ -354,6 +365,9 @@ func (t *tab) onEvent(ev screen.Event) {
 	case screen.EventCommandExecuted:
 		t.atPrompt = false
 	case screen.EventCommandFinished, screen.EventTitle, screen.EventCwd:
+	case screen.EventBell:
+		t.bellLocked()
+		return
 	default:
 		return
 	}

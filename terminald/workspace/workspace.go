@@ -112,6 +112,7 @@ type Workspace struct {
 	windows  []*windowEntry // in creation order
 	nextID   map[byte]int
 	watchers map[*Watcher]struct{}
+	bells    bells // the tabs' bells' subscribers (bell.go)
 	closing  bool
 
 	entries entryStore // the windows' entries and their layouts (entries.go)
@@ -564,6 +565,10 @@ func (w *Workspace) tabLocked(id string) (*tabEntry, error) {
 // altered something watchers see.
 func (w *Workspace) tabChanged(t *tab) {
 	t.refresh()
+	if t.bellOut.Swap(false) {
+		// Even before the tab is listed: its first output may ring.
+		w.ring(t.id)
+	}
 	w.mu.Lock()
 	e, ok := w.tabs[t.id]
 	if !ok {
