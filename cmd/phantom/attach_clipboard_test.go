@@ -48,8 +48,14 @@ func TestAttachClipboardProbe(t *testing.T) {
 			}
 			c.send(prefix + "[")
 			c.waitStatus("in copy mode", func(s string) bool { return strings.Contains(s, "scroll") })
+			// The search moves the cursor up from the bottom: the
+			// position shown changes (a busy machine may draw the
+			// status line before the search ran).
+			before := c.status()
 			c.send("?" + marker + "x\r")
-			c.waitStatus("at the match", func(s string) bool { return !strings.Contains(s, "not found") && strings.Contains(s, "scroll") })
+			c.waitStatus("at the match", func(s string) bool {
+				return s != before && !strings.Contains(s, "not found") && strings.Contains(s, "scroll")
+			})
 			c.send("vjj$y")
 			c.waitStatus("the copy reported", func(s string) bool { return strings.Contains(s, "copied") })
 			notice := c.status()
