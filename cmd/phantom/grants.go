@@ -107,15 +107,26 @@ func scopeName(s authzv1.Scope) string {
 }
 
 // printable escapes control characters in text an agent chose (its client
-// name, a tab title, a command), so it cannot drive the human's terminal.
+// name, a tab title, a command), so it cannot drive the human's terminal,
+// and the bidi controls, so it cannot reorder what a line shows after it
+// (a right-to-left override turning "ok" into "ko", or a path around).
 func printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
+		case bidiControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// bidiControl reports whether r is one of Unicode's bidirectional
+// formatting characters (marks, embeddings, overrides, isolates).
+func bidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

@@ -109,3 +109,21 @@ func TestRedTeam25_RestoreOutputEscapesAgentText(t *testing.T) {
 		t.Errorf("phantom up does not name the agents' tabs, escaped:\n%s", up)
 	}
 }
+
+// TestRedTeam25_Printable: what the CLI prints of agents' text keeps
+// letters (any script, emoji joined by ZWJ) and escapes controls and bidi
+// formatting characters.
+func TestRedTeam25_Printable(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"build", "build"},
+		{"日本語 ✓ 👩‍💻", "日本語 ✓ 👩‍💻"},
+		{"a\x1b]2;x\x07b", `a\x1b]2;x\x07b`},
+		{"\u009b2J", `\x9b2J`},
+		{"ok\u202eko", `ok\u202eko`},
+		{"\u2066x\u2069\u200f\u061c", `\u2066x\u2069\u200f\u061c`},
+	} {
+		if got := printable(c.in); got != c.want {
+			t.Errorf("printable(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
