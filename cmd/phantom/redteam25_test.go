@@ -127,3 +127,44 @@ func TestRedTeam25_Printable(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeam25_AttachTextPathsShowAgentTextInert — HOLE (attach's
+// sanitize dropped controls but kept bidi overrides, which a bidi-aware
+// outer terminal — Konsole, mlterm — applies to the rest of the status
+// line or the chooser's row). An agent names its tab and one it opens
+// with escape sequences and a right-to-left override; in a real outer
+// terminal the status line and the tree chooser (prefix w) show the
+// names without the override, and no escape reached the outer terminal
+// (its title is unchanged, the names are on screen).
+func TestRedTeam25_AttachTextPathsShowAgentTextInert(t *testing.T) {
+	in := startPhantom(t)
+	a := newAttacker(t, in.env, "plain")
+	bin := a.own(phantomBin, "phantom")
+	if r := a.run(shellCmd(bin, "new", "--name", rt25Evil+"-kid")); r.code != 0 {
+		t.Fatalf("phantom new from the tab: %v", r)
+	}
+	if r := a.run(shellCmd(bin, "rename", a.tab, rt25Evil+"-own")); r.code != 0 {
+		t.Fatalf("phantom rename from the tab: %v", r)
+	}
+	o := in.attachOuter(t, 200, 30, nil)
+	title := o.tmux("display-message", "-p", "-t", "0", "#{pane_title}")
+	o.waitFor("the agent's names on the status line", func(string) bool {
+		return strings.Contains(o.status(), "PWNED") && strings.Contains(o.status(), "-own")
+	})
+	check := func(where string) {
+		t.Helper()
+		if s := o.styled(); strings.Contains(s, "\u202e") {
+			t.Errorf("%s: the outer terminal got the agent's bidi override:\n%q", where, s)
+		}
+		if got := o.tmux("display-message", "-p", "-t", "0", "#{pane_title}"); got != title || strings.Contains(got, "PWNED") {
+			t.Errorf("%s: the outer terminal's title became %q (was %q)", where, got, title)
+		}
+	}
+	check("status line")
+	o.prefix("w")
+	o.waitFor("the tree chooser with the agent's tabs", func(s string) bool {
+		return strings.Contains(s, "▾ main (w1)") && strings.Count(s, "-kid") > 1 && strings.Count(s, "-own") > 1
+	})
+	check("tree chooser")
+	o.keys("Escape")
+}
