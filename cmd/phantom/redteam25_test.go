@@ -8,8 +8,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/phantom-dev/phantom/authz/audit"
 
 	"github.com/phantom-dev/phantom/terminald/sandbox"
 )
@@ -167,4 +171,66 @@ func TestRedTeam25_AttachTextPathsShowAgentTextInert(t *testing.T) {
 	})
 	check("tree chooser")
 	o.keys("Escape")
+}
+
+// TestRedTeam25_HumanOnlyCallsRefusedFromTabs — HOLD. From a plain and a
+// sandboxed tab, straight at the daemons with grpcurl and through the CLI
+// after setsid with Phantom's variables cleared: marking a command on the
+// human's tab (KeepCommand), restoring the session (RestoreSession) and
+// revoking the human's grant with a forged "relayed for" pid
+// (RevokeGrant's relayed_for_pid, the grants view's field) are refused;
+// the human's tab keeps no mark, the grant is still there, and the audit
+// log records no revocation, so no forged pid either.
+func TestRedTeam25_HumanOnlyCallsRefusedFromTabs(t *testing.T) {
+	env := adversaryUp(t)
+	grpcurl := grpcurlPath(t)
+	human, _ := settledShell(t, env)
+	_, ac := humanClients(t, env)
+	grant := standingGrant(t, env, ac, "standing-agent", human)
+	attackers := []*attacker{newAttacker(t, env, "plain")}
+	if sandbox.ABI() >= sandbox.MinABI {
+		attackers = append(attackers, newAttacker(t, env, "boxed", "--sandbox"))
+	}
+	nTabs := len(tabs(t, env))
+	for _, a := range attackers {
+		bin, gc := a.own(phantomBin, "phantom"), a.own(grpcurl, "grpcurl")
+		marker := filepath.Join(env.Home, "pwned-"+a.tab)
+		grpc := func(daemon, method, data string) string {
+			return shellCmd("timeout", "20", gc, "-plaintext", "-unix", "-d", data, env.Layout.DaemonSocket(daemon), method)
+		}
+		setsid := "setsid env -u PHANTOM_TAB_ID -u PHANTOM_MCP_SOCKET "
+		for _, c := range []struct{ name, cmd string }{
+			{"grpcurl KeepCommand on the human's tab", grpc("terminald", "phantom.terminal.v1.TerminalService/KeepCommand",
+				fmt.Sprintf(`{"terminal_id":%q,"command":"touch %s"}`, human, marker))},
+			{"grpcurl KeepCommand on its own tab", grpc("terminald", "phantom.terminal.v1.TerminalService/KeepCommand",
+				fmt.Sprintf(`{"terminal_id":%q,"command":"touch %s"}`, a.tab, marker))},
+			{"grpcurl RestoreSession", grpc("terminald", "phantom.terminal.v1.TerminalService/RestoreSession", `{}`)},
+			{"grpcurl RevokeGrant with a forged relayed_for_pid", grpc("authz", "phantom.authz.v1.AuthzService/RevokeGrant",
+				fmt.Sprintf(`{"grant_id":%q,"relayed_for_pid":1}`, grant))},
+			{"phantom keep-command after setsid and env -u", setsid + shellCmd("timeout", "20", bin, "keep-command", human, "on", "touch", marker)},
+			{"phantom grants revoke after setsid and env -u", setsid + shellCmd("timeout", "20", bin, "grants", "revoke", grant)},
+		} {
+			attack := fmt.Sprintf("%s from tab %s", c.name, a.tab)
+			r := a.run(c.cmd)
+			if a == attackers[0] {
+				if !refused(r) {
+					t.Errorf("%s: want a refusal, got %v", attack, r)
+				}
+			} else if !refusedOrWalledOff(r) && !strings.Contains(r.out, "Failed to dial") {
+				t.Errorf("%s (sandboxed): want a refusal, got %v", attack, r)
+			}
+			if out := mustPhantom(t, env, "keep-command"); !strings.Contains(out, "no tab keeps a command") {
+				t.Errorf("after %s, tabs keep commands:\n%s", attack, out)
+			}
+			if ids := grantIDs(t, env); !slices.Equal(ids, []string{grant}) {
+				t.Errorf("after %s, the grants are %v, want just %s", attack, ids, grant)
+			}
+			if n := len(tabs(t, env)); n != nTabs {
+				t.Errorf("after %s, there are %d tabs, were %d", attack, n, nTabs)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.Layout.State, audit.FileName)); strings.Contains(string(b), audit.GrantRevoked) {
+		t.Errorf("the audit log records a revocation:\n%s", b)
+	}
 }
