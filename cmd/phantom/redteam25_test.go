@@ -230,6 +230,21 @@ func TestRedTeam25_HumanOnlyCallsRefusedFromTabs(t *testing.T) {
 			}
 		}
 	}
+	// ListEntries is open to tabs (the CLI's positions): it answers with
+	// window and tab ids and the focused tab, none of the human's tab's
+	// title, which a tab may not read without a grant.
+	mustPhantom(t, env, "run", human, "--wait=20", "--", `printf '\033]2;TITLE-SECRET\007'`)
+	eventually(t, "the human's tab's title", func() (bool, string) {
+		tb := tabByID(tabs(t, env), human)
+		return tb["title"] == "TITLE-SECRET", fmt.Sprint(tb)
+	})
+	p := attackers[0]
+	r := p.run(shellCmd("timeout", "20", p.own(grpcurl, "grpcurl"), "-plaintext", "-unix", "-d", "{}",
+		env.Layout.DaemonSocket("terminald"), "phantom.terminal.v1.TerminalService/ListEntries"))
+	if r.code != 0 || !strings.Contains(r.out, `"`+human+`"`) || strings.Contains(r.out, "SECRET") || strings.Contains(r.out, env.Home) {
+		t.Errorf("grpcurl ListEntries from tab %s: want the tab ids and nothing of the human's tab, got %v", p.tab, r)
+	}
+
 	if b, _ := os.ReadFile(filepath.Join(env.Layout.State, audit.FileName)); strings.Contains(string(b), audit.GrantRevoked) {
 		t.Errorf("the audit log records a revocation:\n%s", b)
 	}
