@@ -87,6 +87,13 @@ func TestRedTeam25_RestoreOutputEscapesAgentText(t *testing.T) {
 		}
 		return n == 2*len(attackers), in.must(t, "ls", "--json")
 	})
+	// A directory the agent made and named, where the human opens a tab;
+	// the agent removes it before the restore, which then says so.
+	agentDir := filepath.Join(plain.dir, "d\x1b]2;DIRPWN\x07\u202e")
+	if r := plain.run(shellCmd("mkdir", agentDir)); r.code != 0 {
+		t.Fatalf("mkdir from the plain tab: %v", r)
+	}
+	in.must(t, "new", "--dir", agentDir, "--name", "in-agent-dir")
 	// The human marks a command on each agent's tab.
 	for _, a := range attackers {
 		in.must(t, "keep-command", a.tab, "on", "true")
@@ -102,8 +109,12 @@ func TestRedTeam25_RestoreOutputEscapesAgentText(t *testing.T) {
 	}
 	eventually(t, "the names and marks in the saved session", func() (bool, string) {
 		b, _ := os.ReadFile(in.sessionFile())
-		return strings.Count(string(b), "PWNED") > 2*len(attackers) && strings.Count(string(b), `"keep"`) == len(attackers), string(b)
+		return strings.Count(string(b), "PWNED") > 2*len(attackers) && strings.Count(string(b), `"keep"`) == len(attackers) &&
+			strings.Contains(string(b), "DIRPWN"), string(b)
 	})
+	if r := plain.run(shellCmd("rmdir", agentDir)); r.code != 0 {
+		t.Fatalf("rmdir from the plain tab: %v", r)
+	}
 	outputs["phantom up"] = in.downUp(t)
 	outputs["phantom ls after up"] = in.must(t, "ls")
 	outputs["phantom group ls after up"] = in.must(t, "group", "ls")
@@ -114,7 +125,8 @@ func TestRedTeam25_RestoreOutputEscapesAgentText(t *testing.T) {
 	}
 	// Still said, escaped: the opened tabs left out, the marks run again.
 	up := outputs["phantom up"]
-	if strings.Count(up, `x\x1b]2;PWNED\x07\x1b[2J`) != 2*len(attackers) || !strings.Contains(up, "not restored") || !strings.Contains(up, "running again") {
+	if strings.Count(up, `x\x1b]2;PWNED\x07\x1b[2J`) != 2*len(attackers) || !strings.Contains(up, "not restored") || !strings.Contains(up, "running again") ||
+		!strings.Contains(up, `d\x1b]2;DIRPWN\x07\u202e`) || !strings.Contains(up, "is gone") {
 		t.Errorf("phantom up does not name the agents' tabs, escaped:\n%s", up)
 	}
 }
