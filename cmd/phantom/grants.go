@@ -11,6 +11,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	"github.com/phantom-dev/phantom/terminald/attach"
 )
 
 // withAuthz runs one call against authz (see withDaemon).
@@ -116,17 +117,11 @@ func printable(s string) string {
 		switch {
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, "\\x%02x", r)
-		case bidiControl(r):
+		case attach.BidiControl(r):
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
-}
-
-// bidiControl reports whether r is one of Unicode's bidirectional
-// formatting characters (marks, embeddings, overrides, isolates).
-func bidiControl(r rune) bool {
-	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }

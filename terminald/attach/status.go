@@ -360,16 +360,17 @@ func stateMarks(t workspace.Terminal) string {
 // reordering what Phantom shows after an agent's name.
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || bidiControl(r) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || BidiControl(r) {
 			return -1
 		}
 		return r
 	}, s)
 }
 
-// bidiControl reports whether r is one of Unicode's bidirectional
-// formatting characters (marks, embeddings, overrides, isolates).
-func bidiControl(r rune) bool {
+// BidiControl reports whether r is one of Unicode's bidirectional
+// formatting characters (marks, embeddings, overrides, isolates), which
+// text an agent chose must not carry to the human's terminal.
+func BidiControl(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
