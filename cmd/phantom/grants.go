@@ -11,6 +11,7 @@ import (
 
 	"github.com/phantom-dev/phantom/internal/toolreg"
 	authzv1 "github.com/phantom-dev/phantom/proto/phantom/authz/v1"
+	"github.com/phantom-dev/phantom/terminald/attach"
 )
 
 // withAuthz runs one call against authz (see withDaemon).
@@ -107,15 +108,20 @@ func scopeName(s authzv1.Scope) string {
 }
 
 // printable escapes control characters in text an agent chose (its client
-// name, a tab title, a command), so it cannot drive the human's terminal.
+// name, a tab title, a command), so it cannot drive the human's terminal,
+// and the bidi controls, so it cannot reorder what a line shows after it
+// (a right-to-left override turning "ok" into "ko", or a path around).
 func printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
+		case attach.BidiControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }

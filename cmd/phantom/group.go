@@ -65,7 +65,8 @@ func groupLsCmd() *cobra.Command {
 				}
 				var rows []string
 				for _, g := range resp.GetGroups() {
-					rows = append(rows, strings.Join([]string{g.GetId(), g.GetName(), dash(g.GetColor()), g.GetWindowId(),
+					// An agent names its groups (create_group): escaped.
+					rows = append(rows, strings.Join([]string{g.GetId(), printable(g.GetName()), dash(g.GetColor()), g.GetWindowId(),
 						dash(strings.Join(g.GetTerminalIds(), ","))}, "\t"))
 				}
 				return printList(resp, asJSON, "ID\tNAME\tCOLOR\tWINDOW\tTABS", rows)

@@ -93,7 +93,8 @@ func printKept(w io.Writer, tab string, resp *terminalv1.KeepCommandResponse) {
 		fmt.Fprintf(w, "%s keeps no command: it comes back as a shell\n", tab)
 		return
 	}
-	fmt.Fprintf(w, "%s runs again when restored: %s (in %s)\n", tab, resp.GetCommand(), resp.GetDirectory())
+	// The directory is where the tab's shell was: an agent's to name.
+	fmt.Fprintf(w, "%s runs again when restored: %s (in %s)\n", tab, resp.GetCommand(), printable(resp.GetDirectory()))
 }
 
 // listKept prints every tab's kept command.
@@ -116,7 +117,9 @@ func listKept(ctx context.Context, tc terminalv1.TerminalServiceClient, w io.Wri
 			fmt.Fprintln(tw, "ID\tTITLE\tCOMMAND\tDIRECTORY")
 		}
 		n++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.GetId(), t.GetTitle(), resp.GetCommand(), resp.GetDirectory())
+		// A title and a directory are an agent's to choose (a tab's
+		// name, its shell's cd): escaped, as ls does.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.GetId(), printable(t.GetTitle()), resp.GetCommand(), printable(resp.GetDirectory()))
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "no tab keeps a command: every tab comes back as a shell")
@@ -147,15 +150,18 @@ func restoreSession() bool {
 		fmt.Fprintf(os.Stderr, "phantom: warning: the saved session was not restored: %v\n", rpcError(err))
 		return false
 	}
+	// The report's lines name tabs and directories, which agents choose
+	// (a tab's name, the directory its shell is in): escaped, so that
+	// none drives the human's terminal.
 	for _, w := range resp.GetWarnings() {
-		fmt.Fprintln(os.Stderr, "phantom: warning:", w)
+		fmt.Fprintln(os.Stderr, "phantom: warning:", printable(w))
 	}
 	if resp.GetTabs() == 0 {
 		return false
 	}
 	fmt.Printf("restored %d tabs in %d windows from %s\n", resp.GetTabs(), resp.GetWindows(), resp.GetFile())
 	for _, r := range resp.GetReran() {
-		fmt.Println("running again, as you marked it:", r)
+		fmt.Println("running again, as you marked it:", printable(r))
 	}
 	return true
 }

@@ -147,9 +147,13 @@ program) and its shell's directory as the kernel reports it, not OSC 7.`,
 				if t.GetFocused() {
 					id += "*"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, t.GetTitle(), t.GetDirectory(),
-					t.GetForegroundProcess().GetName(), tabState(t), ports(t.GetDevServerPorts()),
-					dash(groupLabel(groups, t.GetGroupId())), places[t.GetId()], dash(t.GetWorktree()), agentState(t), keepMark(t))
+				// A title (a tab's name, a program's title), a directory
+				// and a process name (its comm, which a program sets) are
+				// agents' to choose: escaped, so that none drives the
+				// human's terminal.
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, printable(t.GetTitle()), printable(t.GetDirectory()),
+					printable(t.GetForegroundProcess().GetName()), tabState(t), ports(t.GetDevServerPorts()),
+					dash(groupLabel(groups, t.GetGroupId())), places[t.GetId()], dash(printable(t.GetWorktree())), printable(agentState(t)), keepMark(t))
 			}
 			return tw.Flush()
 		},

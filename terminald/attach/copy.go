@@ -437,10 +437,19 @@ func (s *session) pasteText(text string) {
 	s.leaveCopy()
 	text = strings.ReplaceAll(text, "\n", "\r")
 	if s.curSnap().Modes.BracketedPaste {
-		// The program must not see an end mark inside the paste.
-		text = "\x1b[200~" + strings.ReplaceAll(text, "\x1b[201~", "") + "\x1b[201~"
+		text = bracketed(text)
 	}
 	_ = s.input([]byte(text))
+}
+
+// bracketed wraps text in bracketed paste's marks. The program must not
+// see an end mark inside the paste, which would end it early and run the
+// rest as typed keys: every ESC goes (copied text never holds one, as a
+// cell never does; this holds whatever a buffer came to hold), so that no
+// removal can join two halves into a new end mark, as "\x1b[20\x1b[201~1~"
+// would under one pass of removing the mark.
+func bracketed(text string) string {
+	return "\x1b[200~" + strings.ReplaceAll(text, "\x1b", "") + "\x1b[201~"
 }
 
 // searchNext moves the cursor to the next match of the last search, in

@@ -363,14 +363,23 @@ func stateMarks(t workspace.Terminal) string {
 }
 
 // sanitize keeps text printable: a title is the program's, and must not
-// smuggle escape sequences into the client.
+// smuggle escape sequences into the client; nor bidi controls, which a
+// bidi-aware client (Konsole, mlterm) would apply to the rest of the row,
+// reordering what Phantom shows after an agent's name.
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || BidiControl(r) {
 			return -1
 		}
 		return r
 	}, s)
+}
+
+// BidiControl reports whether r is one of Unicode's bidirectional
+// formatting characters (marks, embeddings, overrides, isolates), which
+// text an agent chose must not carry to the human's terminal.
+func BidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // textWidth is how many cells s (text with SGR sequences) takes.
