@@ -33,14 +33,15 @@ type argSpec struct {
 // takes none. A command run without its optional argument does what its
 // key does (rename-tab and select-tab open their prompt).
 var commandArgs = map[string]argSpec{
-	"rename-tab":   {"[NAME]", 0, -1, nil},
-	"select-tab":   {"[N]", 0, 1, checkCount},
-	"new-tab":      {"[DIR]", 0, 1, nil},
-	"resize-up":    {"[CELLS]", 0, 1, checkCount},
-	"resize-down":  {"[CELLS]", 0, 1, checkCount},
-	"resize-left":  {"[CELLS]", 0, 1, checkCount},
-	"resize-right": {"[CELLS]", 0, 1, checkCount},
-	"send-keys":    {"KEY...", 1, -1, checkKeyNames},
+	"rename-tab":     {"[NAME]", 0, -1, nil},
+	"rename-session": {"[NAME]", 0, -1, nil},
+	"select-tab":     {"[N]", 0, 1, checkCount},
+	"new-tab":        {"[DIR]", 0, 1, nil},
+	"resize-up":      {"[CELLS]", 0, 1, checkCount},
+	"resize-down":    {"[CELLS]", 0, 1, checkCount},
+	"resize-left":    {"[CELLS]", 0, 1, checkCount},
+	"resize-right":   {"[CELLS]", 0, 1, checkCount},
+	"send-keys":      {"KEY...", 1, -1, checkKeyNames},
 }
 
 // MaxCount bounds a number argument (a tab's number, cells to resize by).
@@ -145,7 +146,8 @@ var tmuxNames = map[string]string{
 	"select-pane":  "pane-up, pane-down, pane-left or pane-right",
 	"resize-pane":  "resize-up, resize-down, resize-left or resize-right (or zoom)",
 	"paste-buffer": "paste", "list-buffers": "choose-buffer", "detach-client": "detach",
-	"list-keys": "list-keys",
+	"list-keys": "list-keys", "switch-client": "last-session (-l), previous-window (-p) or next-window (-n)",
+	"swap-pane": "swap-pane-up (-U) or swap-pane-down (-D)", "display-panes": "the tree of prefix w, which numbers the panes (prefix q leaves copy mode)",
 }
 
 // unknownCommand says name is no command, with the nearest one.

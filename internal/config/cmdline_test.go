@@ -28,6 +28,11 @@ func TestParseCommandLine(t *testing.T) {
 		{"resize-left 5", CommandLine{Name: "resize-left", Args: []string{"5"}}, ""},
 		{"send-keys 'make test' Enter", CommandLine{Name: "send-keys", Args: []string{"make test", "Enter"}}, ""},
 		{"last-tab", CommandLine{Name: "last-tab", Args: []string{}}, ""},
+		{"rename-session ci build", CommandLine{Name: "rename-session", Args: []string{"ci", "build"}}, ""},
+		{"last-session x", CommandLine{}, `last-session takes no arguments, got "x"`},
+		{"switch-client -l", CommandLine{}, `that is tmux's; here it is last-session (-l)`},
+		{"swap-pane -D", CommandLine{}, `here it is swap-pane-up (-U) or swap-pane-down (-D)`},
+		{"display-panes", CommandLine{}, `prefix q leaves copy mode`},
 		{"", CommandLine{}, "empty command line"},
 		{"   ", CommandLine{}, "empty command line"},
 		{"renam-tab build", CommandLine{}, `unknown command "renam-tab" (did you mean "rename-tab"?)`},
@@ -66,8 +71,12 @@ func TestCompleteCommand(t *testing.T) {
 		text, want string
 		matches    int
 	}{
-		{"renam", "rename-tab ", 1},
-		{"last", "last-tab ", 1},
+		{"renam", "rename-", 2},
+		{"rename-t", "rename-tab ", 1},
+		{"rename-s", "rename-session ", 1},
+		{"last", "last-", 3},
+		{"last-p", "last-pane ", 1},
+		{"swap", "swap-pane-", 2},
 		{"resize-", "resize-", 4},
 		{"sel", "select-tab", 10},
 		{"zzz", "zzz", 0},

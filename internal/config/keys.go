@@ -56,6 +56,8 @@ var commands = []Command{
 	{"pane-left", []string{"Left"}, "pane that way / next pane"},
 	{"pane-right", []string{"Right"}, "pane that way / next pane"},
 	{"next-pane", []string{"o"}, "pane that way / next pane"},
+	{"swap-pane-up", []string{"{"}, "swap pane with prev / next"},
+	{"swap-pane-down", []string{"}"}, "swap pane with prev / next"},
 	{"resize-up", []string{"C-Up"}, "move the pane's border"},
 	{"resize-down", []string{"C-Down"}, "move the pane's border"},
 	{"resize-left", []string{"C-Left"}, "move the pane's border"},
@@ -63,7 +65,11 @@ var commands = []Command{
 	{"zoom", []string{"z"}, "zoom / unzoom the pane"},
 	{"break-pane", []string{"!"}, "pane out into its own entry"},
 	{"close-tab", []string{"x"}, "close the tab (asks y/n)"},
-	{"rename-tab", []string{","}, "rename the tab"},
+	{"rename-tab", []string{","}, "rename the tab / window"},
+	// rename-session is tmux's name for what it renames: the Phantom
+	// window (tmux's session); tmux's rename-window names an entry,
+	// which here is its focused tab (rename-tab).
+	{"rename-session", []string{"$"}, "rename the tab / window"},
 	{"copy-mode", []string{"["}, "copy mode: scroll, search"},
 	{"paste", []string{"]"}, "paste newest / choose a copy"},
 	{"leave-copy-mode", []string{"q"}, "leave copy mode (or q alone)"},
@@ -75,7 +81,12 @@ var commands = []Command{
 	// tmux's habits (issue 25): the command prompt, the last tab, copy
 	// mode a page up, the paste buffers.
 	{"command-prompt", []string{":"}, "prompt: any command by name"},
-	{"last-tab", []string{"l"}, "last tab shown (again: back)"},
+	{"last-tab", []string{"l"}, "last tab / pane / window"},
+	// last-pane is tmux's (the entry's pane focused before); last-session
+	// is tmux's switch-client -l (the window this client showed before),
+	// not tmux's last-window, which is an entry's (last-tab).
+	{"last-pane", []string{";"}, "last tab / pane / window"},
+	{"last-session", []string{"L"}, "last tab / pane / window"},
 	{"copy-mode-page-up", []string{"PPage"}, "copy mode: scroll, search"},
 	{"choose-buffer", []string{"="}, "paste newest / choose a copy"},
 	{"send-keys", nil, "type keys into the tab"},

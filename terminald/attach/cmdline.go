@@ -23,6 +23,11 @@ import (
 type habitState struct {
 	shown string // the tab shown when last looked (trackShown)
 	last  string // the tab shown before it, for last-tab
+	// lastPane maps a tab to the pane of its entry focused before it,
+	// for last-pane (extras.go); lastWin is the window shown before
+	// this one, for last-session.
+	lastPane map[string]string
+	lastWin  string
 	// repeatUntil is when the keys of repeatable commands stop running
 	// without the prefix; zero when no such command ran.
 	repeatUntil time.Time
@@ -60,13 +65,14 @@ func (s *session) runLine(line string) {
 // lineFuncs run the commands that take arguments (config's commandArgs)
 // when they are given; without, commandFuncs runs them as their key does.
 var lineFuncs = map[string]func(*session, config.CommandLine){
-	"rename-tab":   func(s *session, l config.CommandLine) { s.rename(strings.Join(l.Args, " ")) },
-	"select-tab":   func(s *session, l config.CommandLine) { s.focusNumber(l.Count(0)) },
-	"new-tab":      func(s *session, l config.CommandLine) { s.newTabIn(l.Args[0]) },
-	"resize-up":    func(s *session, l config.CommandLine) { s.resizeBy(dirUp, l.Count(resizeStep)) },
-	"resize-down":  func(s *session, l config.CommandLine) { s.resizeBy(dirDown, l.Count(resizeStep)) },
-	"resize-left":  func(s *session, l config.CommandLine) { s.resizeBy(dirLeft, l.Count(resizeStep)) },
-	"resize-right": func(s *session, l config.CommandLine) { s.resizeBy(dirRight, l.Count(resizeStep)) },
+	"rename-tab":     func(s *session, l config.CommandLine) { s.rename(strings.Join(l.Args, " ")) },
+	"rename-session": func(s *session, l config.CommandLine) { s.renameWindow(strings.Join(l.Args, " ")) },
+	"select-tab":     func(s *session, l config.CommandLine) { s.focusNumber(l.Count(0)) },
+	"new-tab":        func(s *session, l config.CommandLine) { s.newTabIn(l.Args[0]) },
+	"resize-up":      func(s *session, l config.CommandLine) { s.resizeBy(dirUp, l.Count(resizeStep)) },
+	"resize-down":    func(s *session, l config.CommandLine) { s.resizeBy(dirDown, l.Count(resizeStep)) },
+	"resize-left":    func(s *session, l config.CommandLine) { s.resizeBy(dirLeft, l.Count(resizeStep)) },
+	"resize-right":   func(s *session, l config.CommandLine) { s.resizeBy(dirRight, l.Count(resizeStep)) },
 	"send-keys": func(s *session, l config.CommandLine) {
 		b, err := keys.Parse(l.Args, false)
 		if err != nil {

@@ -219,7 +219,7 @@ func habitClient(t *testing.T, tabs int, cfg config.Config) (*fakeClient, *works
 // completion, the history, and an unknown command's message.
 func TestCommandPrompt(t *testing.T) {
 	c, _, _ := habitClient(t, 1, config.Config{})
-	c.send("\x1c:renam\t")
+	c.send("\x1c:rename-t\t")
 	c.waitFor("the completed name", func(string) bool { return strings.TrimSpace(c.row(23)) == ":rename-tab" })
 	c.send("build\r")
 	c.waitFor("the new name", func(string) bool { return strings.Contains(c.row(23), "1:build") })
@@ -380,7 +380,9 @@ func TestKeyListHabits(t *testing.T) {
 		{"prefix q", "leave copy mode (or q alone)"},
 		{"prefix ] =", "paste newest / choose a copy"},
 		{"prefix :", "prompt: any command by name"},
-		{"prefix l", "last tab shown (again: back)"},
+		{"prefix l ; L", "last tab / pane / window"},
+		{"prefix , $", "rename the tab / window"},
+		{"prefix { }", "swap pane with prev / next"},
 		{"prefix M", "rename-tab build"},
 	}
 	for _, tt := range tests {

@@ -219,6 +219,8 @@ var commandFuncs = map[string]func(*session){
 	"pane-left":       func(s *session) { s.movePane(dirLeft) },
 	"pane-right":      func(s *session) { s.movePane(dirRight) },
 	"next-pane":       (*session).nextPane,
+	"swap-pane-up":    func(s *session) { s.swapPane(-1) },
+	"swap-pane-down":  func(s *session) { s.swapPane(1) },
 	"resize-up":       func(s *session) { s.resizePane(dirUp) },
 	"resize-down":     func(s *session) { s.resizePane(dirDown) },
 	"resize-left":     func(s *session) { s.resizePane(dirLeft) },
@@ -227,6 +229,7 @@ var commandFuncs = map[string]func(*session){
 	"break-pane":      (*session).breakPane,
 	"close-tab":       (*session).askClose,
 	"rename-tab":      (*session).startRename,
+	"rename-session":  (*session).startRenameWindow,
 	"copy-mode":       func(s *session) { s.enterCopy(false) },
 	"paste":           (*session).paste,
 	"leave-copy-mode": (*session).leaveCopy,
@@ -244,6 +247,8 @@ var commandFuncs = map[string]func(*session){
 	// tmux's habits (cmdline.go, buffers.go).
 	"command-prompt":    (*session).startCommandPrompt,
 	"last-tab":          (*session).lastTab,
+	"last-pane":         (*session).lastPane,    // extras.go
+	"last-session":      (*session).lastSession, // extras.go
 	"copy-mode-page-up": (*session).copyPageUp,
 	"choose-buffer":     (*session).chooseBuffer,
 	"send-keys":         func(s *session) { s.setMessage("send-keys needs keys: send-keys 'make test' Enter") },
@@ -306,12 +311,13 @@ func (s *session) focus(id string) {
 type promptKind int
 
 const (
-	promptRename     promptKind = iota // the shown tab's new name
-	promptTabNumber                    // a tab's number, for tabs past 9
-	promptSearchDown                   // copy mode: search towards the end
-	promptSearchUp                     // copy mode: search towards the start
-	promptCommand                      // a command line (prefix :), cmdline.go
-	promptMoveTab                      // the window the shown tab moves to (windows.go)
+	promptRename       promptKind = iota // the shown tab's new name
+	promptTabNumber                      // a tab's number, for tabs past 9
+	promptSearchDown                     // copy mode: search towards the end
+	promptSearchUp                       // copy mode: search towards the start
+	promptCommand                        // a command line (prefix :), cmdline.go
+	promptMoveTab                        // the window the shown tab moves to (windows.go)
+	promptRenameWindow                   // the window's new name (extras.go)
 )
 
 // startPrompt opens the status line prompt with text.
@@ -339,6 +345,8 @@ func (s *session) promptText() string {
 		label = ":"
 	case promptMoveTab:
 		label = s.moveTabPrompt()
+	case promptRenameWindow:
+		label = "rename window " + s.winID + ": "
 	}
 	return label + sanitize(string(s.prompt))
 }
@@ -367,6 +375,8 @@ func (s *session) promptDone() {
 		s.searchNext(false)
 	case promptMoveTab:
 		s.moveTab(text)
+	case promptRenameWindow:
+		s.renameWindow(text)
 	}
 }
 

@@ -179,6 +179,7 @@ func (s *session) setFocus(p *pane) {
 		return
 	}
 	s.leaveCopy()
+	s.notePane(s.fp, p) // extras.go
 	s.fp, s.tabID = p, p.tabID
 	if s.zoomed {
 		s.relayout()

@@ -91,6 +91,7 @@ func (s *session) retarget(id string) {
 	s.entries, s.layoutCh = nil, nil
 	s.tabs, s.groups = nil, nil
 	s.followed, s.diverged, s.typedTab, s.notice = "", "", "", nil
+	s.noteWindow(id) // extras.go
 	s.winID, s.winName = id, ""
 	s.winName = s.windowName(id)
 	if s.o.Focus != nil && s.focusIn != nil {
