@@ -45,6 +45,9 @@ func TestAttachCommandPrompt(t *testing.T) {
 
 	o.prefix(":")
 	o.literal("renam")
+	o.keys("Tab") // rename-tab and rename-session: their common start
+	o.waitStatus("the common start", func(s string) bool { return strings.TrimSpace(s) == ":rename-" })
+	o.literal("t")
 	o.keys("Tab")
 	o.waitStatus("the name completed", func(s string) bool { return strings.TrimSpace(s) == ":rename-tab" })
 	o.keys("C-u", "Up")
