@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/phantom-dev/phantom/internal/daemon"
 	"github.com/phantom-dev/phantom/internal/notify/notifytest"
-	"github.com/phantom-dev/phantom/internal/testenv"
-	terminalv1 "github.com/phantom-dev/phantom/proto/phantom/terminal/v1"
 )
 
 // End-to-end tests of what calls the human (config.json's attention;
@@ -20,41 +17,6 @@ import (
 // sheets and agents ringing clients, notification escapes only for
 // terminals that announced them, desktop notifications over a private
 // session bus.
-
-// startPhantomWith is startPhantom with config.json's body and extra
-// variables for the daemons' environment.
-func startPhantomWith(t *testing.T, configJSON string, vars ...string) *instance {
-	t.Helper()
-	env := testenv.New(t)
-	env.Vars = append(env.Vars, vars...)
-	if err := os.MkdirAll(env.Layout.Config, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeAttentionConfig(t, env, configJSON)
-	in := &instance{env: env}
-	if out, err := in.run("up"); err != nil {
-		t.Fatalf("phantom up: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := in.run("down"); err != nil {
-			t.Errorf("phantom down: %v\n%s", err, out)
-		}
-	})
-	cc, err := daemon.Dial(env.Layout.DaemonAddr("terminald"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	in.tc = terminalv1.NewTerminalServiceClient(cc)
-	return in
-}
-
-func writeAttentionConfig(t *testing.T, env *testenv.Env, body string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(env.Layout.Config, "config.json"), []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // ringer is a tab that rings once each time its trigger file appears
 // (its program removes it after), and counts its bells.
@@ -177,7 +139,7 @@ func TestAttachAttentionBell(t *testing.T) {
 	o.waitFor("tab 1 shown", func(string) bool {
 		return strings.Contains(o.status(), "*") && !strings.Contains(o.status(), "2:ringer*")
 	})
-	writeAttentionConfig(t, in.env, `{"shell":"/bin/bash","attention":{"bell":"off"}}`)
+	writeSettings(t, in.env.Layout.Config, `{"shell":"/bin/bash","attention":{"bell":"off"}}`)
 	if out, err := in.run("reload"); err != nil {
 		t.Fatalf("phantom reload: %v\n%s", err, out)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,13 +31,19 @@ type instance struct {
 
 func startPhantom(t testing.TB) *instance {
 	t.Helper()
+	return startPhantomWith(t, `{"shell":"/bin/bash"}`)
+}
+
+// startPhantomWith is startPhantom with config.json's body and extra
+// variables for the daemons' environment.
+func startPhantomWith(t testing.TB, configJSON string, vars ...string) *instance {
+	t.Helper()
 	env := testenv.New(t)
+	env.Vars = append(env.Vars, vars...)
 	if err := os.MkdirAll(env.Layout.Config, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(env.Layout.Config, "config.json"), []byte(`{"shell":"/bin/bash"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeSettings(t, env.Layout.Config, configJSON)
 	in := &instance{env: env}
 	if out, err := in.run("up"); err != nil {
 		t.Fatalf("phantom up: %v\n%s", err, out)

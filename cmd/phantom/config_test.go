@@ -12,7 +12,7 @@ import (
 
 // writeSettings replaces config.json in dir as editors do: a new file
 // renamed over the old one.
-func writeSettings(t *testing.T, dir, body string) {
+func writeSettings(t testing.TB, dir, body string) {
 	t.Helper()
 	tmp := filepath.Join(dir, ".config.json.tmp")
 	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
