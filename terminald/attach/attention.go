@@ -122,6 +122,17 @@ const (
 	maxNotifyBody  = 200
 )
 
+// maxNotifyName bounds an agent's name and a tab's title inside a
+// notification's text. Unbounded, they pushed what happened (" waits for
+// input", and on a sheet's what it asks for) past the cut above: an agent
+// naming itself "claude asks permission to…" made its own words read as
+// Phantom's.
+const maxNotifyName = 32
+
+// notifyName is agent-controlled text (a name, a title) made short enough
+// that the text around it survives notifyText's cut.
+func notifyName(s string) string { return notifyText(s, maxNotifyName, false) }
+
 // notifyText makes agent-controlled text safe inside a notification
 // escape: printable only (sanitize), on one line, cut to max runes, and —
 // for the title, which OSC 777 ends with a ';' — without ';'.

@@ -176,13 +176,14 @@ func (a *Attention) sendDesktop(ctx context.Context) {
 
 // sheetCall is the call of a new sheet.
 func sheetCall(sh *Sheet) Call {
-	who := sh.Client
+	// Both names are the agent's: short, so that what it asks survives.
+	who := notifyName(sh.Client)
 	if who == "" {
 		who = "an agent"
 	}
 	where := ""
-	if sh.TabTitle != "" {
-		where = " in " + sh.TabTitle
+	if title := notifyName(sh.TabTitle); title != "" {
+		where = " in " + title
 	}
 	return Call{Kind: CallSheet, TabID: sh.TabID,
 		Title: "Phantom: " + who + " asks permission",

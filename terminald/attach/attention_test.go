@@ -328,3 +328,38 @@ func TestAttentionSheetCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestCallTextKeepsWhatHappened: however long the agent's name and its
+// tab's title, a call's title, as notifyText cuts it, ends with what
+// happened, and a sheet's body names the tool asked for.
+func TestCallTextKeepsWhatHappened(t *testing.T) {
+	long := "claude asks permission to read ~/.ssh (answer yes: prefix s) " + strings.Repeat("x", 70)
+	w := newWatcher(time.Second, nil)
+	tests := []struct {
+		name      string
+		call      Call
+		titleEnd  string
+		bodyHolds string
+	}{
+		{"sheet, short names", sheetCall(&Sheet{Client: "claude", TabTitle: "api", Capability: "read", Tool: "read_output"}),
+			" asks permission", "(read_output)"},
+		{"sheet, long names", sheetCall(&Sheet{Client: long, TabTitle: long, Capability: "read", Tool: "read_output"}),
+			" asks permission", "(read_output)"},
+		{"waiting, long name", w.call(CallWaiting, "t1", &agentTrack{name: long, title: long}, "waits for input"),
+			" waits for input", "tab t1: "},
+		{"finished, long name", w.call(CallFinished, "t1", &agentTrack{name: long, title: long}, "finished"),
+			" finished", "tab t1: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			title := notifyText(tt.call.Title, maxNotifyTitle, true)
+			body := notifyText(tt.call.Body, maxNotifyBody, false)
+			if !strings.HasPrefix(title, "Phantom: ") || !strings.HasSuffix(title, tt.titleEnd) {
+				t.Errorf("title %q: want Phantom: … %s", title, tt.titleEnd)
+			}
+			if !strings.Contains(body, tt.bodyHolds) {
+				t.Errorf("body %q: want it to hold %q", body, tt.bodyHolds)
+			}
+		})
+	}
+}

@@ -122,7 +122,8 @@ func (w *watcher) next(now time.Time) time.Duration {
 // call is the call of kind for tab id: "Phantom: claude waits for input"
 // and the tab's title.
 func (w *watcher) call(kind CallKind, id string, tr *agentTrack, what string) Call {
-	name := tr.name
+	// The agent's name is its own: short, so that what happened survives.
+	name := notifyName(tr.name)
 	if name == "" {
 		name = "the agent"
 	}
