@@ -187,7 +187,7 @@ func TestRedTeam25b_NotificationTextIsInert(t *testing.T) {
 			t.Fatalf("%s: set the title: %v", m.name, r)
 		}
 		gone := filepath.Join(a.dir, "go")
-		asked, waits := rt25bCount(kitty, foot, " asks permission"), rt25bCount(kitty, foot, " waits for input")
+		asked := rt25bCount(kitty, foot, " asks permission")
 		run := a.agent(rt25bEvilClient+"-"+m.name,
 			map[string]any{"op": "call", "tool": "update_terminal", "args": map[string]any{"terminal_id": a.tab,
 				"name": rt25Evil + ";n;\u009c\u009d\x1b\\" + "<i>" + m.name}},
@@ -202,9 +202,6 @@ func TestRedTeam25b_NotificationTextIsInert(t *testing.T) {
 		})
 		deny(t, in.env, s)
 		waitStep(t, run.read, 1)
-		eventually(t, m.name+": the waiting agent's notifications", func() (bool, string) {
-			return rt25bCount(kitty, foot, " waits for input") >= waits+2, fmt.Sprintf("kitty %q\n%s", notifyEscapes(kitty.rawText(), "\x1b]9;"), in.must(t, "ls", "--json"))
-		})
 		if err := os.WriteFile(gone, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
